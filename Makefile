@@ -1,0 +1,68 @@
+# leifs: a FUSE filesystem whose directories are saved public-inbox searches.
+# Plain non-recursive make: each module's Makefile.local appends to SRCS.
+# Local overrides go in config.mk (not tracked), e.g. CFLAGS += -O0.
+
+PKGS      = fuse3 gmime-3.0 libcurl openssl lmdb zlib
+CC       ?= cc
+CXX      ?= c++
+OPT      ?= -O2 -g
+WARN      = -Wall -Wextra -Werror
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+XAPIAN_CXXFLAGS := $(shell xapian-config --cxxflags 2>/dev/null)
+XAPIAN_LIBS     := $(shell xapian-config --libs 2>/dev/null)
+
+ALL_CFLAGS   = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(PKG_CFLAGS) $(CFLAGS)
+ALL_CXXFLAGS = -std=c++17 -D_GNU_SOURCE $(OPT) $(WARN) -I. $(PKG_CFLAGS) $(XAPIAN_CXXFLAGS) $(CXXFLAGS)
+ALL_LDFLAGS  = $(LDFLAGS)
+LIBS         = $(PKG_LIBS) $(XAPIAN_LIBS) -lpthread
+
+-include config.mk
+
+ifeq ($(SANITIZE),1)
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ALL_CFLAGS   += $(SAN)
+ALL_CXXFLAGS += $(SAN)
+ALL_LDFLAGS  += $(SAN)
+endif
+
+SRCS :=
+TEST_PROGS :=
+include query/Makefile.local
+include net/Makefile.local
+include cache/Makefile.local
+include fs/Makefile.local
+include tests/Makefile.local
+
+LIB_OBJS = $(patsubst %.cc,%.o,$(patsubst %.c,%.o,$(LIB_SRCS)))
+FS_OBJS  = $(patsubst %.c,%.o,$(FS_SRCS))
+OBJS = $(LIB_OBJS) $(FS_OBJS) $(TEST_PROGS:=.o)
+
+all: leifs $(TEST_PROGS)
+
+leifs: $(FS_OBJS) libleifs.a
+	$(CXX) $(ALL_LDFLAGS) -o $@ $(FS_OBJS) libleifs.a $(LIBS)
+
+libleifs.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(TEST_PROGS): %: %.o libleifs.a
+	$(CXX) $(ALL_LDFLAGS) -o $@ $< libleifs.a $(LIBS)
+
+%.o: %.c
+	$(CC) $(ALL_CFLAGS) -MD -MP -c -o $@ $<
+
+%.o: %.cc
+	$(CXX) $(ALL_CXXFLAGS) -MD -MP -c -o $@ $<
+
+check: all
+	tests/run-tests.sh
+
+bench: all
+	tests/bench/run.sh
+
+clean:
+	rm -f leifs libleifs.a $(TEST_PROGS) $(OBJS) $(OBJS:.o=.d)
+
+.PHONY: all check bench clean
+-include $(OBJS:.o=.d)

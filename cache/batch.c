@@ -1,0 +1,232 @@
+/*
+ * Ingest batches: messages gathered in memory, written in one short write
+ * transaction, so that no write transaction waits on the network.
+ */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/cache-private.h"
+
+#define BATCH_MAX_BYTES (8u << 20)
+#define BATCH_MAX_ITEMS 1024
+
+struct item {
+	unsigned char oid[CACHE_OID_LEN];
+	unsigned char chash[CACHE_CHASH_LEN];
+	int64_t date;
+	size_t len;
+	char *raw;      /* NULL when the store already has the bytes */
+};
+
+struct cache_batch {
+	cache_t *c;
+	uint64_t view;
+	int to_cur;
+	struct item *items;
+	size_t n, cap, bytes;
+	uint64_t added, known;
+};
+
+int cache_batch_new(cache_t *c, uint64_t view, int to_cur, cache_batch_t **out)
+{
+	cache_batch_t *b = calloc(1, sizeof(*b));
+
+	*out = NULL;
+	if (!b)
+		return ENOMEM;
+	b->c = c;
+	b->view = view;
+	b->to_cur = to_cur;
+	*out = b;
+	return 0;
+}
+
+static void drop_items(cache_batch_t *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->items[i].raw);
+	b->n = 0;
+	b->bytes = 0;
+}
+
+void cache_batch_free(cache_batch_t *b)
+{
+	if (!b)
+		return;
+	drop_items(b);
+	free(b->items);
+	free(b);
+}
+
+uint64_t cache_batch_added(const cache_batch_t *b)
+{
+	return b->added;
+}
+
+uint64_t cache_batch_known(const cache_batch_t *b)
+{
+	return b->known;
+}
+
+/* 1: the view has it; 0: not, with *stored set if the store has it */
+static int lookup(cache_batch_t *b, struct item *it, int *stored)
+{
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key }, d;
+	MDB_txn *txn;
+	int rc;
+
+	*stored = 0;
+	cache_key_id(key, b->view);
+	memcpy(key + 8, it->oid, CACHE_OID_LEN);
+	if ((rc = mdb_txn_begin(b->c->env, NULL, MDB_RDONLY, &txn)))
+		return -cache_errno(rc);
+	rc = mdb_get(txn, b->c->entry, &k, &d);
+	if (rc == 0) {
+		mdb_txn_abort(txn);
+		return 1;
+	}
+	k.mv_size = CACHE_OID_LEN;
+	k.mv_data = it->oid;
+	if (!mdb_get(txn, b->c->msg, &k, &d) && d.mv_size >= sizeof(struct msg_rec)) {
+		struct msg_rec r;
+
+		memcpy(&r, d.mv_data, sizeof(r));
+		it->date = r.date;
+		memcpy(it->chash, r.chash, CACHE_CHASH_LEN);
+		*stored = 1;
+	}
+	mdb_txn_abort(txn);
+	return 0;
+}
+
+int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
+{
+	struct item it = { .len = len };
+	int stored, rc;
+
+	cache_oid(raw, len, it.oid);
+	rc = lookup(b, &it, &stored);
+	if (rc < 0)
+		return -rc;
+	if (rc == 1) {
+		b->known++;
+		return 0;
+	}
+	if (!stored) {
+		if (cache_mail_info(raw, len, &it.date, it.chash)) {
+			/* unparseable: keep it, never dedupe it */
+			EVP_Digest(it.oid, CACHE_OID_LEN, it.chash, NULL,
+				   EVP_sha256(), NULL);
+			it.date = 0;
+		}
+		if (it.date <= 0)
+			it.date = 0;
+		it.raw = malloc(len ? len : 1);
+		if (!it.raw)
+			return ENOMEM;
+		memcpy(it.raw, raw, len);
+		b->bytes += len;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct item *p = realloc(b->items, cap * sizeof(*p));
+
+		if (!p) {
+			free(it.raw);
+			return ENOMEM;
+		}
+		b->items = p;
+		b->cap = cap;
+	}
+	b->items[b->n++] = it;
+	if (b->bytes >= BATCH_MAX_BYTES || b->n >= BATCH_MAX_ITEMS)
+		return cache_batch_flush(b);
+	return 0;
+}
+
+static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
+{
+	unsigned char ekey[8 + CACHE_OID_LEN], dkey[8 + CACHE_CHASH_LEN];
+	MDB_val k = { sizeof(ekey), ekey }, d;
+	struct entry_rec er = {
+		.date = it->date, .size = it->len,
+		.where = b->to_cur ? CACHE_CUR : CACHE_NEW,
+	};
+	int rc;
+
+	cache_key_id(ekey, b->view);
+	memcpy(ekey + 8, it->oid, CACHE_OID_LEN);
+	if ((rc = mdb_get(txn, b->c->entry, &k, &d)) != MDB_NOTFOUND) {
+		if (!rc)
+			b->known++;     /* twice in one answer */
+		return rc;
+	}
+	memcpy(dkey, ekey, 8);
+	memcpy(dkey + 8, it->chash, CACHE_CHASH_LEN);
+	k.mv_size = sizeof(dkey);
+	k.mv_data = dkey;
+	if ((rc = mdb_get(txn, b->c->dedupe, &k, &d)) != MDB_NOTFOUND)
+		return rc;      /* 0: same content is in the view already */
+	d.mv_size = CACHE_OID_LEN;
+	d.mv_data = (void *)it->oid;
+	if ((rc = mdb_put(txn, b->c->dedupe, &k, &d, 0)))
+		return rc;
+	if (it->raw) {
+		struct msg_rec mr = { .magic = MSG_REC_MAGIC, .date = it->date };
+
+		memcpy(mr.chash, it->chash, CACHE_CHASH_LEN);
+		k.mv_size = CACHE_OID_LEN;
+		k.mv_data = (void *)it->oid;
+		d.mv_size = sizeof(mr) + it->len;
+		rc = mdb_put(txn, b->c->msg, &k, &d, MDB_NOOVERWRITE | MDB_RESERVE);
+		if (rc == 0) {
+			memcpy(d.mv_data, &mr, sizeof(mr));
+			memcpy((char *)d.mv_data + sizeof(mr), it->raw, it->len);
+		} else if (rc != MDB_KEYEXIST) {
+			return rc;
+		}
+	}
+	k.mv_size = sizeof(ekey);
+	k.mv_data = ekey;
+	d.mv_size = sizeof(er);
+	d.mv_data = &er;
+	if ((rc = mdb_put(txn, b->c->entry, &k, &d, 0)))
+		return rc;
+	b->added++;
+	return 0;
+}
+
+int cache_batch_flush(cache_batch_t *b)
+{
+	MDB_txn *txn;
+	uint64_t added = b->added, known = b->known;
+	size_t i;
+	int rc;
+
+	if (!b->n)
+		return 0;
+	if ((rc = mdb_txn_begin(b->c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	for (i = 0; i < b->n; i++)
+		if ((rc = put_item(b, txn, &b->items[i])))
+			break;
+	if (rc) {
+		mdb_txn_abort(txn);
+		b->added = added;       /* nothing of this batch was written */
+		b->known = known;
+		return cache_errno(rc);
+	}
+	if ((rc = mdb_txn_commit(txn))) {
+		b->added = added;
+		b->known = known;
+		return cache_errno(rc);
+	}
+	drop_items(b);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* What the files of cache/ share: the environment and record layouts. */
+#ifndef LEIFS_CACHE_PRIVATE_H
+#define LEIFS_CACHE_PRIVATE_H
+
+#include <lmdb.h>
+
+#include "cache/cache.h"
+
+struct cache {
+	MDB_env *env;
+	MDB_dbi msg;    /* oid -> msg_rec + raw bytes */
+	MDB_dbi view;   /* name -> view_rec + query + error */
+	MDB_dbi entry;  /* view id (8, big-endian) + oid -> entry_rec */
+	MDB_dbi dedupe; /* view id + content hash -> oid */
+	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
+};
+
+/* Records are host-endian and copied in and out with memcpy (LMDB values
+ * need not be aligned).  The cache is not meant to move between hosts. */
+#define MSG_REC_MAGIC 0x6c656931u       /* "lei1" */
+struct msg_rec {
+	uint32_t magic;
+	uint32_t pad;
+	int64_t date;
+	unsigned char chash[CACHE_CHASH_LEN];
+};
+
+struct view_rec {
+	uint64_t id;
+	int64_t created, last_ok, last_try;
+	uint32_t state, qlen, elen, pad;
+};
+
+struct entry_rec {
+	int64_t date;
+	uint64_t size;
+	uint32_t flags;
+	uint8_t where;
+	uint8_t pad[3];
+};
+
+int cache_errno(int rc);
+void cache_key_id(unsigned char out[8], uint64_t id);
+int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e);
+
+#endif

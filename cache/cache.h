@@ -1,0 +1,149 @@
+/*
+ * cache: the LMDB store behind every view.
+ *
+ * What is kept, under one LMDB environment in DIR/lmdb:
+ *   messages  oid -> raw bytes (+ date, content hash): stored once, however
+ *             many views hold them.  oid is the git blob id, SHA-1 of
+ *             "blob <len>\0<raw>", as public-inbox and lei name messages.
+ *   views     name -> id, query, refresh bookmark, state, last error.
+ *   entries   (view id, oid) -> where the message is in the view (new/,
+ *             cur/ or hidden by unlink), its maildir flags, date and size.
+ *   dedupe    (view id, content hash) -> oid, lei's "content" dedupe.
+ * A view's id is never reused, so rmdir + mkdir of one name starts fresh.
+ *
+ * Invariants: every entry's oid is in messages; a write transaction is never
+ * open across network I/O (ingest buffers a batch in memory, then writes it
+ * in one short transaction); a commit is all-or-nothing, so a crash leaves the
+ * last committed state.
+ *
+ * Threads: every function may be called from any thread at once (LMDB
+ * serialises writers, readers see a consistent snapshot).  Strings and
+ * buffers handed out are malloc'd copies, owned by the caller, since LMDB
+ * values die with their transaction.  Errors: 0 or a positive errno
+ * (MDB_NOTFOUND -> ENOENT, MDB_MAP_FULL -> ENOSPC, other LMDB errors -> EIO).
+ */
+#ifndef LEIFS_CACHE_H
+#define LEIFS_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CACHE_OID_LEN 20
+#define CACHE_CHASH_LEN 32
+
+typedef struct cache cache_t;
+
+/* Open (creating as needed) the cache in `dir`, 0700.  On failure `why`
+ * holds a one-line reason. */
+int cache_open(const char *dir, size_t map_size, cache_t **out,
+	       char *why, size_t whylen);
+void cache_close(cache_t *c);
+
+/* ---- views ---- */
+
+enum cache_view_state {
+	CACHE_VIEW_NEW = 0,     /* never searched successfully */
+	CACHE_VIEW_FRESH,       /* last search succeeded */
+	CACHE_VIEW_FAILED,      /* last search failed; older results kept */
+};
+
+struct cache_view {
+	uint64_t id;
+	char *name;             /* directory name (the encoded query) */
+	char *query;            /* query text */
+	int64_t created;
+	int64_t last_ok;        /* start time of the last successful search, 0: none */
+	int64_t last_try;       /* end time of the last search, ok or not */
+	int state;              /* enum cache_view_state */
+	char *error;            /* last error, "" when none */
+};
+
+void cache_view_release(struct cache_view *v);
+
+/* Make a view; EEXIST if the name is taken. */
+int cache_view_create(cache_t *c, const char *name, const char *query,
+		      struct cache_view *out);
+/* Look up a view by name; ENOENT if there is none. */
+int cache_view_get(cache_t *c, const char *name, struct cache_view *out);
+/* Call fn for each view in name order; a non-zero return stops and is
+ * returned.  `v` is valid only during the call. */
+int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v),
+		    void *arg);
+/* Record the outcome of a search of view `id` (looked up by name).
+ * last_ok < 0 keeps the old bookmark. */
+int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
+			  int64_t last_ok, int64_t last_try, const char *error);
+/* Remove a view, its entries, flags and dedupe records. */
+int cache_view_delete(cache_t *c, const char *name);
+
+/* ---- entries (a view's messages) ---- */
+
+enum cache_where { CACHE_NEW = 0, CACHE_CUR = 1, CACHE_HIDDEN = 2 };
+
+struct cache_entry {
+	unsigned char oid[CACHE_OID_LEN];
+	int64_t date;           /* unix time, from the Date header */
+	uint64_t size;          /* bytes of the raw message */
+	uint32_t flags;         /* maildir flags, see cache_flags_* */
+	int where;              /* enum cache_where */
+};
+
+/* Call fn for each entry of view `id` that is not hidden (oid order). */
+int cache_entry_each(cache_t *c, uint64_t id,
+		     int (*fn)(void *arg, const struct cache_entry *e), void *arg);
+/* One entry; ENOENT if the view never had it (hidden ones are returned). */
+int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
+		    struct cache_entry *out);
+/* Move an entry (rename between new/ and cur/, new flags, or hide it for
+ * good with CACHE_HIDDEN).  ENOENT if the view does not have it. */
+int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
+		       int where, uint32_t flags);
+/* Count the entries of a view that are not hidden. */
+int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out);
+
+/* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
+int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */
+void cache_flags_format(uint32_t flags, char out[40]);
+
+/* ---- message bytes ---- */
+
+/* Copy up to `size` bytes at `off` of message `oid` into buf; *n gets the
+ * count (0 at or past the end). */
+int cache_msg_read(cache_t *c, const unsigned char *oid, off_t off,
+		   size_t size, char *buf, size_t *n);
+
+/* ---- ingest ---- */
+
+/*
+ * A batch gathers messages for one view in memory and writes them in one
+ * transaction at cache_batch_flush().  cache_batch_add() does the cheap
+ * checks first: a message already in the view (by oid, hidden ones too) is
+ * skipped before any parsing; one already in the store is not parsed again.
+ * Content dedupe happens at flush, in arrival order: the first copy wins.
+ * Messages land in new/ or, with to_cur, in cur/ (as lei's first fill).
+ */
+typedef struct cache_batch cache_batch_t;
+
+int cache_batch_new(cache_t *c, uint64_t view, int to_cur, cache_batch_t **out);
+/* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
+int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
+int cache_batch_flush(cache_batch_t *b);
+/* Messages that became entries so far, and those skipped as known. */
+uint64_t cache_batch_added(const cache_batch_t *b);
+uint64_t cache_batch_known(const cache_batch_t *b);
+void cache_batch_free(cache_batch_t *b);   /* drops what was not flushed */
+
+/* ---- helpers shared with tests ---- */
+
+void cache_oid(const char *raw, size_t len, unsigned char oid[CACHE_OID_LEN]);
+void cache_oid_hex(const unsigned char *oid, char hex[2 * CACHE_OID_LEN + 1]);
+int cache_oid_parse(const char *hex, unsigned char oid[CACHE_OID_LEN]);
+
+/* Parse a raw message with gmime: its date (Date header; 0 if missing or
+ * unparseable) and lei's content hash (PublicInbox::ContentHash). */
+int cache_mail_info(const char *raw, size_t len, int64_t *date,
+		    unsigned char chash[CACHE_CHASH_LEN]);
+void cache_mail_init(void);   /* once, before threads (g_mime_init) */
+
+#endif

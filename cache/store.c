@@ -1,0 +1,513 @@
+/*
+ * The LMDB environment: views, entries, dedupe records and flags.
+ * Message bytes are in msgstore.c, ingest batches in batch.c; the record
+ * layouts they share are in cache-private.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cache/cache-private.h"
+
+int cache_errno(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:
+		return 0;
+	case MDB_NOTFOUND:
+		return ENOENT;
+	case MDB_KEYEXIST:
+		return EEXIST;
+	case MDB_MAP_FULL:
+		return ENOSPC;
+	case MDB_READERS_FULL:
+		return EAGAIN;
+	default:
+		return rc > 0 ? rc : EIO;     /* LMDB passes system errnos through */
+	}
+}
+
+static int mkdir_p(const char *dir)
+{
+	char *p = strdup(dir), *s;
+	int err = 0;
+
+	if (!p)
+		return ENOMEM;
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, 0700) && errno != EEXIST) {
+				err = errno;
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return err;
+}
+
+int cache_open(const char *dir, size_t map_size, cache_t **out,
+	       char *why, size_t whylen)
+{
+	cache_t *c = calloc(1, sizeof(*c));
+	char path[4096];
+	MDB_txn *txn = NULL;
+	int rc, err;
+
+	*out = NULL;
+	if (!c)
+		return ENOMEM;
+	snprintf(path, sizeof(path), "%s/lmdb", dir);
+	if ((err = mkdir_p(path))) {
+		snprintf(why, whylen, "cannot create %s: %s", path, strerror(err));
+		free(c);
+		return err;
+	}
+	if ((rc = mdb_env_create(&c->env)))
+		goto fail;
+	mdb_env_set_maxdbs(c->env, 8);
+	mdb_env_set_maxreaders(c->env, 512);
+	if ((rc = mdb_env_set_mapsize(c->env, map_size)))
+		goto fail;
+	/* NOTLS: FUSE worker threads share read transactions' slots freely */
+	if ((rc = mdb_env_open(c->env, path, MDB_NOTLS, 0600)))
+		goto fail;
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)) ||
+	    (rc = mdb_dbi_open(txn, "msg", MDB_CREATE, &c->msg)) ||
+	    (rc = mdb_dbi_open(txn, "view", MDB_CREATE, &c->view)) ||
+	    (rc = mdb_dbi_open(txn, "entry", MDB_CREATE, &c->entry)) ||
+	    (rc = mdb_dbi_open(txn, "dedupe", MDB_CREATE, &c->dedupe)) ||
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)))
+		goto fail;
+	if ((rc = mdb_txn_commit(txn))) {
+		txn = NULL;
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	snprintf(why, whylen, "cannot open cache %s: %s", path, mdb_strerror(rc));
+	if (txn)
+		mdb_txn_abort(txn);
+	if (c->env)
+		mdb_env_close(c->env);
+	free(c);
+	return cache_errno(rc);
+}
+
+void cache_close(cache_t *c)
+{
+	if (!c)
+		return;
+	mdb_env_close(c->env);
+	free(c);
+}
+
+/* ---- views ---- */
+
+void cache_view_release(struct cache_view *v)
+{
+	free(v->name);
+	free(v->query);
+	free(v->error);
+	memset(v, 0, sizeof(*v));
+}
+
+static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
+{
+	struct view_rec r;
+	const char *p = (const char *)d->mv_data + sizeof(r);
+
+	if (d->mv_size < sizeof(r))
+		return EIO;
+	memcpy(&r, d->mv_data, sizeof(r));
+	if (d->mv_size != sizeof(r) + r.qlen + r.elen)
+		return EIO;
+	memset(v, 0, sizeof(*v));
+	v->id = r.id;
+	v->created = r.created;
+	v->last_ok = r.last_ok;
+	v->last_try = r.last_try;
+	v->state = (int)r.state;
+	v->name = strndup(k->mv_data, k->mv_size);
+	v->query = strndup(p, r.qlen);
+	v->error = strndup(p + r.qlen, r.elen);
+	if (!v->name || !v->query || !v->error) {
+		cache_view_release(v);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+static int view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
+		    unsigned flags)
+{
+	struct view_rec r = {
+		.id = v->id, .created = v->created, .last_ok = v->last_ok,
+		.last_try = v->last_try, .state = (uint32_t)v->state,
+		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
+	};
+	MDB_val k = { strlen(v->name), v->name };
+	MDB_val d = { sizeof(r) + r.qlen + r.elen, NULL };
+	int rc;
+
+	if ((rc = mdb_put(txn, c->view, &k, &d, flags | MDB_RESERVE)))
+		return rc;
+	memcpy(d.mv_data, &r, sizeof(r));
+	memcpy((char *)d.mv_data + sizeof(r), v->query, r.qlen);
+	memcpy((char *)d.mv_data + sizeof(r) + r.qlen, v->error, r.elen);
+	return 0;
+}
+
+int cache_view_create(cache_t *c, const char *name, const char *query,
+		      struct cache_view *out)
+{
+	static const char next_key[] = "next-view-id";
+	MDB_val k = { sizeof(next_key) - 1, (void *)next_key }, d;
+	struct cache_view v = { .name = (char *)name, .query = (char *)query,
+				.error = "", .created = time(NULL) };
+	MDB_txn *txn;
+	uint64_t id = 1;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	rc = mdb_get(txn, c->meta, &k, &d);
+	if (rc == 0 && d.mv_size == sizeof(id))
+		memcpy(&id, d.mv_data, sizeof(id));
+	else if (rc != MDB_NOTFOUND && rc != 0)
+		goto fail;
+	v.id = id++;
+	d.mv_size = sizeof(id);
+	d.mv_data = &id;
+	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
+	    (rc = view_put(txn, c, &v, MDB_NOOVERWRITE)))
+		goto fail;
+	if ((rc = mdb_txn_commit(txn)))
+		return cache_errno(rc);
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->id = v.id;
+		out->created = v.created;
+		out->name = strdup(name);
+		out->query = strdup(query);
+		out->error = strdup("");
+		if (!out->name || !out->query || !out->error) {
+			cache_view_release(out);
+			return ENOMEM;
+		}
+	}
+	return 0;
+fail:
+	mdb_txn_abort(txn);
+	return cache_errno(rc);
+}
+
+int cache_view_get(cache_t *c, const char *name, struct cache_view *out)
+{
+	MDB_val k = { strlen(name), (void *)name }, d;
+	MDB_txn *txn;
+	int rc, err;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	rc = mdb_get(txn, c->view, &k, &d);
+	err = rc ? cache_errno(rc) : view_decode(&k, &d, out);
+	mdb_txn_abort(txn);
+	return err;
+}
+
+int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
+		    void *arg)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc, err = 0;
+	MDB_cursor_op op = MDB_FIRST;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_cursor_open(txn, c->view, &cur))) {
+		mdb_txn_abort(txn);
+		return cache_errno(rc);
+	}
+	while (!err && !(rc = mdb_cursor_get(cur, &k, &d, op))) {
+		struct cache_view v;
+
+		op = MDB_NEXT;
+		if ((err = view_decode(&k, &d, &v)))
+			break;
+		err = fn(arg, &v);
+		cache_view_release(&v);
+	}
+	if (!err && rc != MDB_NOTFOUND)
+		err = cache_errno(rc);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return err;
+}
+
+int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
+			  int64_t last_ok, int64_t last_try, const char *error)
+{
+	MDB_val k = { strlen(name), (void *)name }, d;
+	struct cache_view v;
+	MDB_txn *txn;
+	int rc, err;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_get(txn, c->view, &k, &d))) {
+		mdb_txn_abort(txn);
+		return cache_errno(rc);
+	}
+	if ((err = view_decode(&k, &d, &v))) {
+		mdb_txn_abort(txn);
+		return err;
+	}
+	if (v.id != id) {       /* removed and made again meanwhile */
+		cache_view_release(&v);
+		mdb_txn_abort(txn);
+		return ENOENT;
+	}
+	v.state = state;
+	if (last_ok >= 0)
+		v.last_ok = last_ok;
+	v.last_try = last_try;
+	free(v.error);
+	v.error = strdup(error ? error : "");
+	if (!v.error) {
+		cache_view_release(&v);
+		mdb_txn_abort(txn);
+		return ENOMEM;
+	}
+	rc = view_put(txn, c, &v, 0);
+	cache_view_release(&v);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return cache_errno(rc);
+	}
+	return cache_errno(mdb_txn_commit(txn));
+}
+
+/* delete every key of `dbi` that starts with the view id */
+static int delete_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id)
+{
+	unsigned char pfx[8];
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	cache_key_id(pfx, id);
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
+		if ((rc = mdb_cursor_del(cur, 0)))
+			break;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
+		if (rc == MDB_NOTFOUND || rc == EINVAL)
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
+
+int cache_view_delete(cache_t *c, const char *name)
+{
+	MDB_val k = { strlen(name), (void *)name }, d;
+	struct view_rec r;
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_get(txn, c->view, &k, &d)))
+		goto fail;
+	if (d.mv_size < sizeof(r)) {
+		rc = EIO;
+		goto fail;
+	}
+	memcpy(&r, d.mv_data, sizeof(r));
+	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
+	    (rc = delete_prefix(txn, c->entry, r.id)) ||
+	    (rc = delete_prefix(txn, c->dedupe, r.id)))
+		goto fail;
+	return cache_errno(mdb_txn_commit(txn));
+fail:
+	mdb_txn_abort(txn);
+	return cache_errno(rc);
+}
+
+/* ---- entries ---- */
+
+void cache_key_id(unsigned char out[8], uint64_t id)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--) {      /* big-endian: a view's keys are adjacent */
+		out[i] = (unsigned char)id;
+		id >>= 8;
+	}
+}
+
+int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e)
+{
+	struct entry_rec r;
+
+	if (k->mv_size != 8 + CACHE_OID_LEN || d->mv_size != sizeof(r))
+		return EIO;
+	memcpy(&r, d->mv_data, sizeof(r));
+	memcpy(e->oid, (const char *)k->mv_data + 8, CACHE_OID_LEN);
+	e->date = r.date;
+	e->size = r.size;
+	e->flags = r.flags;
+	e->where = r.where;
+	return 0;
+}
+
+int cache_entry_each(cache_t *c, uint64_t id,
+		     int (*fn)(void *, const struct cache_entry *), void *arg)
+{
+	unsigned char pfx[8];
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc, err = 0;
+
+	cache_key_id(pfx, id);
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_cursor_open(txn, c->entry, &cur))) {
+		mdb_txn_abort(txn);
+		return cache_errno(rc);
+	}
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
+		struct cache_entry e;
+
+		if ((err = cache_entry_decode(&k, &d, &e)))
+			break;
+		if (e.where != CACHE_HIDDEN && (err = fn(arg, &e)))
+			break;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+	}
+	if (!err && rc && rc != MDB_NOTFOUND)
+		err = cache_errno(rc);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return err;
+}
+
+static int count_one(void *arg, const struct cache_entry *e)
+{
+	(void)e;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out)
+{
+	*out = 0;
+	return cache_entry_each(c, id, count_one, out);
+}
+
+int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
+		    struct cache_entry *out)
+{
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key }, d;
+	MDB_txn *txn;
+	int rc, err;
+
+	cache_key_id(key, id);
+	memcpy(key + 8, oid, CACHE_OID_LEN);
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	rc = mdb_get(txn, c->entry, &k, &d);
+	err = rc ? cache_errno(rc) : cache_entry_decode(&k, &d, out);
+	mdb_txn_abort(txn);
+	return err;
+}
+
+/* ---- flags ---- */
+
+/* bit 0..5: D F P R S T (maildir's order), bit 6..31: a..z */
+static const char flag_chars[] = "DFPRST";
+
+int cache_flags_parse(const char *s, uint32_t *out)
+{
+	uint32_t f = 0;
+
+	for (; *s; s++) {
+		const char *p = strchr(flag_chars, *s);
+
+		if (*s && p)
+			f |= 1u << (p - flag_chars);
+		else if (*s >= 'a' && *s <= 'z')
+			f |= 1u << (6 + (*s - 'a'));
+		else
+			return EINVAL;
+	}
+	*out = f;
+	return 0;
+}
+
+void cache_flags_format(uint32_t flags, char out[40])
+{
+	int i, o = 0;
+
+	for (i = 0; i < 6; i++)
+		if (flags & (1u << i))
+			out[o++] = flag_chars[i];
+	for (i = 0; i < 26; i++)
+		if (flags & (1u << (6 + i)))
+			out[o++] = (char)('a' + i);
+	out[o] = '\0';
+}
+
+int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
+		       int where, uint32_t flags)
+{
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key }, d;
+	struct entry_rec r;
+	MDB_txn *txn;
+	int rc;
+
+	cache_key_id(key, id);
+	memcpy(key + 8, oid, CACHE_OID_LEN);
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_get(txn, c->entry, &k, &d)))
+		goto fail;
+	if (d.mv_size != sizeof(r)) {
+		rc = EIO;
+		goto fail;
+	}
+	memcpy(&r, d.mv_data, sizeof(r));
+	r.where = (uint8_t)where;
+	r.flags = flags;
+	d.mv_size = sizeof(r);
+	d.mv_data = &r;
+	if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
+		goto fail;
+	return cache_errno(mdb_txn_commit(txn));
+fail:
+	mdb_txn_abort(txn);
+	return cache_errno(rc);
+}

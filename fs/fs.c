@@ -1,0 +1,794 @@
+/*
+ * FUSE low-level handlers.  Each handler resolves its inode, calls one
+ * helper that returns an errno, and replies exactly once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs/fs.h"
+#include "fs/log.h"
+#include "fs/node.h"
+
+#define FIXED_TIMEOUT 60.0      /* names that never change meaning */
+#define LIST_TIMEOUT 1.0        /* directories whose contents move */
+#define MSG_ATTR_TIMEOUT 3600.0 /* message bytes never change */
+
+static time_t mount_time;
+
+static views_t *V(fuse_req_t req)
+{
+	return *(views_t **)fuse_req_userdata(req);
+}
+
+int fs_init(void)
+{
+	mount_time = time(NULL);
+	return node_table_init();
+}
+
+void fs_destroy(void)
+{
+	node_table_destroy();
+}
+
+/* ---- message names: <date>.<oid>.leifs[:2,FLAGS] ---- */
+
+struct msgname {
+	int64_t date;
+	unsigned char oid[CACHE_OID_LEN];
+	int has_info;           /* ":2," present */
+	uint32_t flags;
+};
+
+static int msgname_parse(const char *name, struct msgname *m)
+{
+	char *end;
+	const char *p;
+
+	memset(m, 0, sizeof(*m));
+	if (name[0] < '0' || name[0] > '9')
+		return EINVAL;
+	m->date = strtoll(name, &end, 10);
+	if (*end != '.')
+		return EINVAL;
+	p = end + 1;
+	if (strlen(p) < 2 * CACHE_OID_LEN + 6 || cache_oid_parse(p, m->oid))
+		return EINVAL;
+	p += 2 * CACHE_OID_LEN;
+	if (strncmp(p, ".leifs", 6))
+		return EINVAL;
+	p += 6;
+	if (!*p)
+		return 0;
+	if (strncmp(p, ":2,", 3))
+		return EINVAL;
+	m->has_info = 1;
+	return cache_flags_parse(p + 3, &m->flags);
+}
+
+static void msgname_format(const struct cache_entry *e, char *buf, size_t len)
+{
+	char hex[2 * CACHE_OID_LEN + 1], flags[40];
+
+	cache_oid_hex(e->oid, hex);
+	if (e->where == CACHE_CUR) {
+		cache_flags_format(e->flags, flags);
+		snprintf(buf, len, "%" PRId64 ".%s.leifs:2,%s", e->date, hex, flags);
+	} else {
+		snprintf(buf, len, "%" PRId64 ".%s.leifs", e->date, hex);
+	}
+}
+
+/* ---- attributes ---- */
+
+static void dir_attr(struct stat *st, time_t mtime)
+{
+	st->st_mode = S_IFDIR | 0755;
+	st->st_nlink = 2;
+	st->st_mtime = st->st_ctime = st->st_atime = mtime;
+}
+
+static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
+{
+	st->st_mode = S_IFREG | mode;
+	st->st_nlink = 1;
+	st->st_size = size;
+	st->st_blocks = (size + 511) / 512;
+	st->st_mtime = st->st_ctime = st->st_atime = mtime;
+}
+
+/* the view a node belongs to, checked to be the same view (same id) */
+static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
+{
+	int err = views_get(v, n->view, cv);
+
+	if (!err && cv->id != n->vid) {
+		cache_view_release(cv);
+		err = ENOENT;
+	}
+	return err;
+}
+
+static int node_attr(views_t *v, const struct node *n, struct stat *st,
+		     double *timeout)
+{
+	struct cache_view cv;
+	struct cache_entry e;
+	char *text = NULL;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_blksize = 4096;
+	*timeout = FIXED_TIMEOUT;
+	switch (n->kind) {
+	case N_ROOT:
+	case N_QUERIES:
+		dir_attr(st, mount_time);
+		*timeout = LIST_TIMEOUT;
+		return 0;
+	case N_QSTATUS:
+		if ((err = views_errors(v, &text)))
+			return err;
+		file_attr(st, 0444, (off_t)strlen(text), time(NULL));
+		free(text);
+		*timeout = 0;
+		return 0;
+	case N_MSG:
+		if ((err = cache_entry_get(views_cache(v), n->vid, n->oid, &e)))
+			return err;
+		file_attr(st, 0444, (off_t)e.size, (time_t)e.date);
+		*timeout = MSG_ATTR_TIMEOUT;
+		return 0;
+	default:
+		break;
+	}
+	if ((err = node_view(v, n, &cv)))
+		return err;
+	switch (n->kind) {
+	case N_VIEW:
+		dir_attr(st, (time_t)cv.created);
+		break;
+	case N_CUR:
+	case N_NEW:
+	case N_TMP:
+		/* mail clients rescan when new/ or cur/ change mtime */
+		dir_attr(st, (time_t)(cv.last_try > cv.created ? cv.last_try : cv.created));
+		*timeout = LIST_TIMEOUT;
+		break;
+	case N_QUERY:
+		file_attr(st, 0444, (off_t)strlen(cv.query) + 1, (time_t)cv.created);
+		*timeout = 0;
+		break;
+	case N_STATUS:
+		if ((err = views_status(v, n->view, &text)))
+			break;
+		file_attr(st, 0444, (off_t)strlen(text), (time_t)(cv.last_try ? cv.last_try : cv.created));
+		free(text);
+		*timeout = 0;
+		break;
+	default:
+		err = EIO;
+	}
+	cache_view_release(&cv);
+	return err;
+}
+
+/* ---- lookup ---- */
+
+static const struct {
+	const char *name;
+	int kind;
+} view_children[] = {
+	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
+	{ ".query", N_QUERY }, { ".status", N_STATUS },
+};
+
+/* the entry for `name` in cur/ or new/ if that is exactly its name now */
+static int find_msg(views_t *v, const struct node *dir, const char *name,
+		    struct cache_entry *e)
+{
+	struct msgname m;
+	char now[128];
+	int err;
+
+	if (msgname_parse(name, &m))
+		return ENOENT;
+	if ((err = cache_entry_get(views_cache(v), dir->vid, m.oid, e)))
+		return err;
+	if (e->where != (dir->kind == N_CUR ? CACHE_CUR : CACHE_NEW))
+		return ENOENT;
+	msgname_format(e, now, sizeof(now));
+	return strcmp(now, name) ? ENOENT : 0;
+}
+
+static int do_lookup(views_t *v, const struct node *parent, const char *name,
+		     struct fuse_entry_param *ep)
+{
+	struct cache_view cv;
+	struct cache_entry e;
+	struct node *n = NULL;
+	size_t i;
+	int err;
+
+	memset(ep, 0, sizeof(*ep));
+	switch (parent->kind) {
+	case N_ROOT:
+		if (strcmp(name, "queries"))
+			return ENOENT;
+		n = node_lookup(N_QUERIES, 0, NULL, NULL);
+		break;
+	case N_QUERIES:
+		if (!strcmp(name, ".status")) {
+			n = node_lookup(N_QSTATUS, 0, NULL, NULL);
+			break;
+		}
+		if ((err = views_get(v, name, &cv)))
+			return err;
+		n = node_lookup(N_VIEW, cv.id, name, NULL);
+		cache_view_release(&cv);
+		break;
+	case N_VIEW:
+		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
+			if (!strcmp(name, view_children[i].name))
+				n = node_lookup(view_children[i].kind, parent->vid,
+						parent->view, NULL);
+		if (!n && i == sizeof(view_children) / sizeof(view_children[0]))
+			return ENOENT;
+		break;
+	case N_CUR:
+	case N_NEW:
+		if ((err = find_msg(v, parent, name, &e)))
+			return err;
+		n = node_lookup(N_MSG, parent->vid, parent->view, e.oid);
+		break;
+	default:
+		return ENOENT;
+	}
+	if (!n)
+		return ENOMEM;
+	if ((err = node_attr(v, n, &ep->attr, &ep->attr_timeout))) {
+		node_forget(n->ino, 1);
+		return err;
+	}
+	ep->ino = n->ino;
+	ep->entry_timeout = n->kind == N_MSG ? LIST_TIMEOUT : FIXED_TIMEOUT;
+	if (n->kind == N_VIEW)
+		ep->entry_timeout = LIST_TIMEOUT;
+	return 0;
+}
+
+static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param ep;
+	struct node *p = node_get(parent);
+	int err;
+
+	if (!p) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	err = do_lookup(V(req), p, name, &ep);
+	node_put(p);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_entry(req, &ep);
+}
+
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	node_forget(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		node_forget(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = node_get(ino);
+	struct stat st;
+	double timeout;
+	int err;
+
+	(void)fi;
+	if (!n) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	err = node_attr(V(req), n, &st, &timeout);
+	node_put(n);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, timeout);
+}
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	(void)attr;
+	/* content and modes are fixed; time changes are accepted and
+	 * ignored, since clients (mbsync, cp -p) set them as a courtesy */
+	if (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE |
+		      FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	fs_getattr(req, ino, fi);
+}
+
+/* ---- directories ---- */
+
+struct dirbuf {
+	char *buf;
+	size_t size, cap;
+	int err;
+};
+
+static void dir_add(fuse_req_t req, struct dirbuf *d, const char *name,
+		    fuse_ino_t ino, mode_t type)
+{
+	struct stat st = { .st_ino = ino, .st_mode = type };
+	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+
+	if (d->err)
+		return;
+	if (d->size + need > d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 4096;
+		char *b;
+
+		while (cap < d->size + need)
+			cap *= 2;
+		b = realloc(d->buf, cap);
+		if (!b) {
+			d->err = ENOMEM;
+			return;
+		}
+		d->buf = b;
+		d->cap = cap;
+	}
+	fuse_add_direntry(req, d->buf + d->size, need, name, &st,
+			  (off_t)(d->size + need));
+	d->size += need;
+}
+
+struct list_ctx {
+	fuse_req_t req;
+	struct dirbuf *d;
+	int where;
+	uint64_t vid;
+};
+
+static int add_view(void *arg, const struct cache_view *cv)
+{
+	struct list_ctx *c = arg;
+
+	/* not an inode the kernel can use: only lookup hands those out */
+	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
+	return c->d->err;
+}
+
+static int add_msg(void *arg, const struct cache_entry *e)
+{
+	struct list_ctx *c = arg;
+	char name[128];
+	uint64_t h;
+
+	if (e->where != c->where)
+		return 0;
+	msgname_format(e, name, sizeof(name));
+	memcpy(&h, e->oid, sizeof(h));
+	dir_add(c->req, c->d, name, (fuse_ino_t)((h ^ c->vid) | 1), S_IFREG);
+	return c->d->err;
+}
+
+static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
+		      struct dirbuf *d)
+{
+	struct list_ctx c = { req, d, 0, n->vid };
+	size_t i;
+	int err = 0;
+
+	dir_add(req, d, ".", n->ino, S_IFDIR);
+	dir_add(req, d, "..", 1, S_IFDIR);
+	switch (n->kind) {
+	case N_ROOT:
+		dir_add(req, d, "queries", 2, S_IFDIR);
+		break;
+	case N_QUERIES:
+		dir_add(req, d, ".status", 3, S_IFREG);
+		err = cache_view_each(views_cache(v), add_view, &c);
+		break;
+	case N_VIEW:
+		if ((err = views_listing(v, n->view)))
+			break;
+		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
+			dir_add(req, d, view_children[i].name, (fuse_ino_t)(n->vid << 8 | (i + 2)),
+				view_children[i].kind <= N_TMP ? S_IFDIR : S_IFREG);
+		break;
+	case N_CUR:
+	case N_NEW:
+		if ((err = views_listing(v, n->view)))
+			break;
+		c.where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
+		err = cache_entry_each(views_cache(v), n->vid, add_msg, &c);
+		break;
+	case N_TMP:
+		break;
+	default:
+		err = ENOTDIR;
+	}
+	return err ? err : d->err;
+}
+
+static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = node_get(ino);
+	struct dirbuf *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!n || !d) {
+		if (n)
+			node_put(n);
+		free(d);
+		fuse_reply_err(req, n ? ENOMEM : ENOENT);
+		return;
+	}
+	err = do_opendir(req, V(req), n, d);
+	node_put(n);
+	if (err) {
+		free(d->buf);
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	if (fuse_reply_open(req, fi) == -ENOENT) {      /* interrupted */
+		free(d->buf);
+		free(d);
+	}
+}
+
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dirbuf *d = (struct dirbuf *)(uintptr_t)fi->fh;
+	size_t end;
+
+	(void)ino;
+	if (off < 0 || (size_t)off >= d->size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	/* whole entries only: walk the records up to `size` */
+	end = (size_t)off;
+	while (end < d->size) {
+		const struct { uint64_t ino, off; uint32_t namelen, type; } *e =
+			(const void *)(d->buf + end);
+		size_t rec = (size_t)e->off - end;
+
+		if (end - (size_t)off + rec > size)
+			break;
+		end += rec;
+	}
+	fuse_reply_buf(req, d->buf + off, end - (size_t)off);
+}
+
+static void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dirbuf *d = (struct dirbuf *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	free(d->buf);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
+		    struct fuse_entry_param *ep)
+{
+	struct node *p = node_get(parent);
+	char why[512];
+	int err;
+
+	if (!p)
+		return ENOENT;
+	if (p->kind != N_QUERIES) {
+		node_put(p);
+		return EROFS;
+	}
+	err = views_create(v, name, why, sizeof(why));
+	if (!err)
+		err = do_lookup(v, p, name, ep);
+	node_put(p);
+	return err;
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct fuse_entry_param ep;
+	int err;
+
+	(void)mode;
+	err = do_mkdir(V(req), parent, name, &ep);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_entry(req, &ep);
+}
+
+static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *p = node_get(parent);
+	int err;
+
+	if (!p) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (p->kind == N_QUERIES)
+		err = strcmp(name, ".status") ? views_remove(V(req), name) : ENOTDIR;
+	else
+		err = p->kind == N_VIEW ? EPERM : EROFS;
+	node_put(p);
+	fuse_reply_err(req, err);
+}
+
+/* ---- flags and deletes ---- */
+
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *p = node_get(parent);
+	struct cache_entry e;
+	int err;
+
+	if (!p) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (p->kind != N_CUR && p->kind != N_NEW)
+		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
+	else if (!(err = find_msg(V(req), p, name, &e)))
+		err = cache_entry_update(views_cache(V(req)), p->vid, e.oid,
+					 CACHE_HIDDEN, e.flags);
+	node_put(p);
+	fuse_reply_err(req, err);
+}
+
+static int do_rename(views_t *v, const struct node *p, const char *name,
+		     const struct node *np, const char *newname, unsigned flags)
+{
+	struct cache_entry e;
+	struct msgname from, to;
+	int err;
+
+	if (flags & RENAME_EXCHANGE)
+		return EINVAL;
+	if ((p->kind != N_CUR && p->kind != N_NEW) ||
+	    (np->kind != N_CUR && np->kind != N_NEW))
+		return p->kind == N_VIEW || p->kind == N_QUERIES ? EPERM : EROFS;
+	if (p->vid != np->vid)
+		return EXDEV;
+	if ((err = find_msg(v, p, name, &e)))
+		return err;
+	/* only the maildir info may change: same time, same oid */
+	if (msgname_parse(newname, &to) || msgname_parse(name, &from) ||
+	    to.date != from.date || memcmp(to.oid, from.oid, CACHE_OID_LEN) ||
+	    (np->kind == N_CUR) != to.has_info)
+		return EINVAL;
+	if (flags & RENAME_NOREPLACE) {
+		struct cache_entry cur;
+
+		if (!find_msg(v, np, newname, &cur))
+			return EEXIST;
+	}
+	return cache_entry_update(views_cache(v), p->vid, e.oid,
+				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
+				  np->kind == N_CUR ? to.flags : 0);
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	struct node *p = node_get(parent), *np = node_get(newparent);
+	int err = p && np ? do_rename(V(req), p, name, np, newname, flags) : ENOENT;
+
+	if (p)
+		node_put(p);
+	if (np)
+		node_put(np);
+	fuse_reply_err(req, err);
+}
+
+static void fs_refuse(fuse_req_t req)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	(void)parent, (void)name, (void)mode, (void)rdev;
+	fs_refuse(req);
+}
+
+static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent, (void)name, (void)mode, (void)fi;
+	fs_refuse(req);
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	(void)link, (void)parent, (void)name;
+	fs_refuse(req);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	(void)ino, (void)newparent, (void)newname;
+	fs_refuse(req);
+}
+
+/* ---- files ---- */
+
+struct text {
+	char *s;
+	size_t len;
+};
+
+static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
+{
+	struct cache_view cv;
+	struct text *t;
+	char *s = NULL;
+	int err;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		return n->kind == N_MSG || n->kind == N_STATUS ||
+		       n->kind == N_QSTATUS || n->kind == N_QUERY ? EROFS : EISDIR;
+	switch (n->kind) {
+	case N_MSG:
+		fi->keep_cache = 1;     /* bytes never change under a name */
+		fi->fh = 0;
+		return 0;
+	case N_QSTATUS:
+		err = views_errors(v, &s);
+		break;
+	case N_STATUS:
+		err = views_status(v, n->view, &s);
+		break;
+	case N_QUERY:
+		if ((err = node_view(v, n, &cv)))
+			return err;
+		if (asprintf(&s, "%s\n", cv.query) < 0) {
+			s = NULL;
+			err = ENOMEM;
+		}
+		cache_view_release(&cv);
+		break;
+	default:
+		return EISDIR;
+	}
+	if (err)
+		return err;
+	t = malloc(sizeof(*t));
+	if (!t) {
+		free(s);
+		return ENOMEM;
+	}
+	t->s = s;
+	t->len = strlen(s);
+	fi->fh = (uint64_t)(uintptr_t)t;
+	fi->direct_io = 1;      /* generated: the size may change between reads */
+	return 0;
+}
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = node_get(ino);
+	int err = n ? do_open(V(req), n, fi) : ENOENT;
+
+	if (n)
+		node_put(n);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct text *t = (struct text *)(uintptr_t)fi->fh;
+	struct node *n;
+	size_t got = 0;
+	char *buf;
+	int err;
+
+	if (t) {
+		if (off < 0 || (size_t)off >= t->len)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_buf(req, t->s + off,
+				       t->len - (size_t)off < size ? t->len - (size_t)off : size);
+		return;
+	}
+	if (!(n = node_get(ino))) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	err = buf ? cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got)
+		  : ENOMEM;
+	node_put(n);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, got);
+	free(buf);
+}
+
+static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct text *t = (struct text *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (t) {
+		free(t->s);
+		free(t);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255 };
+
+	(void)ino;
+	fuse_reply_statfs(req, &st);
+}
+
+const struct fuse_lowlevel_ops fs_ops = {
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.setattr = fs_setattr,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.unlink = fs_unlink,
+	.rmdir = fs_rmdir,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.open = fs_open,
+	.read = fs_read,
+	.release = fs_release,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.releasedir = fs_releasedir,
+	.statfs = fs_statfs,
+	.create = fs_create,
+};

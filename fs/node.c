@@ -1,0 +1,149 @@
+/*
+ * Inode table: two GLib hash tables (by number, by identity) under one
+ * mutex.  A node lives while the kernel holds lookups on it or a handler
+ * holds a reference (node_get .. node_put).  Numbers are never reused.
+ */
+#include <glib.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/node.h"
+
+struct ref_node {
+	struct node n;
+	uint64_t refs;          /* handler references; protected by lock */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static GHashTable *by_ino;      /* protected by lock */
+static GHashTable *by_key;      /* protected by lock */
+static uint64_t next_ino = 16;  /* protected by lock */
+static struct ref_node root = { .n = { .ino = 1, .kind = N_ROOT } };
+
+static guint key_hash(gconstpointer p)
+{
+	const struct node *n = p;
+	guint h = (guint)n->kind * 2654435761u ^ (guint)n->vid * 40503u;
+
+	if (n->kind == N_MSG) {
+		guint x;
+
+		memcpy(&x, n->oid, sizeof(x));
+		h ^= x;
+	}
+	return h;
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+	const struct node *x = a, *y = b;
+
+	return x->kind == y->kind && x->vid == y->vid &&
+	       (x->kind != N_MSG || !memcmp(x->oid, y->oid, CACHE_OID_LEN));
+}
+
+int node_table_init(void)
+{
+	by_ino = g_hash_table_new(g_int64_hash, g_int64_equal);
+	by_key = g_hash_table_new(key_hash, key_equal);
+	root.n.nlookup = 1;     /* never forgotten */
+	g_hash_table_insert(by_ino, &root.n.ino, &root);
+	return 0;
+}
+
+static void free_node(struct ref_node *r)
+{
+	if (r == &root)
+		return;
+	free(r->n.view);
+	free(r);
+}
+
+void node_table_destroy(void)
+{
+	GHashTableIter it;
+	gpointer k, val;
+
+	g_hash_table_iter_init(&it, by_ino);
+	while (g_hash_table_iter_next(&it, &k, &val))
+		free_node(val);
+	g_hash_table_destroy(by_ino);
+	g_hash_table_destroy(by_key);
+}
+
+struct node *node_get(uint64_t ino)
+{
+	struct ref_node *r;
+
+	pthread_mutex_lock(&lock);
+	r = g_hash_table_lookup(by_ino, &ino);
+	if (r)
+		r->refs++;
+	pthread_mutex_unlock(&lock);
+	return r ? &r->n : NULL;
+}
+
+/* lock held */
+static void maybe_free(struct ref_node *r)
+{
+	if (r == &root || r->refs || r->n.nlookup)
+		return;
+	g_hash_table_remove(by_ino, &r->n.ino);
+	g_hash_table_remove(by_key, &r->n);
+	free_node(r);
+}
+
+void node_put(struct node *n)
+{
+	struct ref_node *r = (struct ref_node *)n;
+
+	pthread_mutex_lock(&lock);
+	r->refs--;
+	maybe_free(r);
+	pthread_mutex_unlock(&lock);
+}
+
+struct node *node_lookup(int kind, uint64_t vid, const char *view,
+			 const unsigned char *oid)
+{
+	struct node key = { .kind = kind, .vid = vid };
+	struct ref_node *r;
+
+	if (kind == N_ROOT)
+		return &root.n;
+	if (oid)
+		memcpy(key.oid, oid, CACHE_OID_LEN);
+	pthread_mutex_lock(&lock);
+	r = g_hash_table_lookup(by_key, &key);
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r || (view && !(r->n.view = strdup(view)))) {
+			free(r);
+			pthread_mutex_unlock(&lock);
+			return NULL;
+		}
+		r->n.kind = kind;
+		r->n.vid = vid;
+		memcpy(r->n.oid, key.oid, CACHE_OID_LEN);
+		r->n.ino = next_ino++;
+		g_hash_table_insert(by_ino, &r->n.ino, r);
+		g_hash_table_insert(by_key, &r->n, r);
+	}
+	r->n.nlookup++;
+	pthread_mutex_unlock(&lock);
+	return &r->n;
+}
+
+void node_forget(uint64_t ino, uint64_t count)
+{
+	struct ref_node *r;
+
+	pthread_mutex_lock(&lock);
+	r = g_hash_table_lookup(by_ino, &ino);
+	if (r && r != &root) {
+		r->n.nlookup = r->n.nlookup > count ? r->n.nlookup - count : 0;
+		maybe_free(r);
+	}
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,39 @@
+/*
+ * The inode table of fs/: what each inode number stands for, with the
+ * kernel's lookup count.  Shared by the files of fs/ only.
+ */
+#ifndef LEIFS_NODE_H
+#define LEIFS_NODE_H
+
+#include <stdint.h>
+
+#include "cache/cache.h"
+
+enum node_kind {
+	N_ROOT = 1, N_QUERIES, N_QSTATUS, N_VIEW, N_CUR, N_NEW, N_TMP,
+	N_QUERY, N_STATUS, N_MSG,
+};
+
+struct node {
+	uint64_t ino;
+	uint64_t nlookup;               /* protected by the table lock */
+	int kind;
+	uint64_t vid;                   /* view id, for kinds under a view */
+	char *view;                     /* view name, likewise */
+	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
+};
+
+int node_table_init(void);
+void node_table_destroy(void);
+
+/* The node for ino with a reference held by the caller, or NULL. */
+struct node *node_get(uint64_t ino);
+void node_put(struct node *n);
+
+/* Find or make the node for (kind, vid, oid) and count one kernel lookup. */
+struct node *node_lookup(int kind, uint64_t vid, const char *view,
+			 const unsigned char *oid);
+/* The kernel forgot `count` lookups. */
+void node_forget(uint64_t ino, uint64_t count);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * views: a view's life and refresh policy; the one place that calls query,
+ * net and cache together.  fs/ calls it and never reaches net/ or query/.
+ *
+ * State machine per view: new (never searched) -> refreshing -> fresh or
+ * failed -> refreshing ...  A listing calls views_listing(): when the last
+ * search ended longer than `refresh` seconds ago a refresh starts in its own
+ * thread; a view that has never finished a search makes the caller wait for
+ * it, up to `timeout` seconds; otherwise the caller goes on with what the
+ * cache holds and the results show up at the next listing.  One refresh per
+ * view at a time.  No lock is held across network I/O.
+ *
+ * Thread-safe.  Errors: 0 or a positive errno.
+ */
+#ifndef LEIFS_VIEWS_H
+#define LEIFS_VIEWS_H
+
+#include <stddef.h>
+
+#include "cache/cache.h"
+
+struct views_opts {
+	char **sources;         /* public-inbox URLs */
+	int nsources;
+	const char *cache_dir;
+	long refresh;           /* seconds; 0: every listing */
+	long timeout;           /* seconds a caller may wait for the network */
+	long margin;            /* seconds subtracted from the dt: bound */
+	size_t max_message;
+	size_t map_size;        /* LMDB map size */
+	const char *cafile;
+	int insecure;
+};
+
+typedef struct views views_t;
+
+int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
+/* Stop refreshes (they end as failed, keeping what was stored) and close. */
+void views_close(views_t *v);
+
+/* Reads go straight to the cache; views_t owns it. */
+cache_t *views_cache(views_t *v);
+
+/* mkdir: decode and check the name, then make the view.  EINVAL with the
+ * reason in `why` (also kept for views_errors()). */
+int views_create(views_t *v, const char *name, char *why, size_t whylen);
+/* rmdir */
+int views_remove(views_t *v, const char *name);
+/* The record of a view, ENOENT if none. */
+int views_get(views_t *v, const char *name, struct cache_view *out);
+
+/* A listing of the view (or its cur/ new/): refresh by the policy above. */
+int views_listing(views_t *v, const char *name);
+
+/* The text of VIEW/.status; malloc'd. */
+int views_status(views_t *v, const char *name, char **out);
+/* The text of queries/.status: sources, and the last refused mkdir. */
+int views_errors(views_t *v, char **out);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * Streaming mboxrd splitter.  Written by hand because gmime's GMimeParser
+ * reads mbox with mboxo rules and would need the whole stream behind a
+ * GMimeStream; lei's rules are simpler and must be matched exactly, since
+ * the bytes we keep are hashed into file names:
+ *   - a message starts at a line matching lei's strict From_ pattern,
+ *   - ">From ", ">>From " ... lose one '>',
+ *   - one trailing empty line (the separator) is dropped,
+ *   - blank messages are skipped.
+ * Data before the first From_ line is an error: that is not an mbox.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+
+struct net_mboxrd {
+	size_t max;
+	net_msg_fn fn;
+	void *arg;
+	char *msg;              /* the current message, unescaped */
+	size_t mlen, mcap;
+	char *carry;            /* an incomplete line from the last chunk */
+	size_t clen, ccap;
+	int in_msg;
+	size_t count;
+	regex_t from_re;
+};
+
+/* PublicInbox::MboxReader's $from_strict, as a POSIX ERE on one line */
+static const char from_pattern[] =
+	"^From [^[:space:]]+ +[^[:space:]]+ [^[:space:]]+ +[^[:space:]]+ "
+	"[^\n:]+:[^\n:]+:[^\n:]+ [^\n:]+$";
+
+net_mboxrd_t *net_mboxrd_new(size_t max_message, net_msg_fn fn, void *arg)
+{
+	net_mboxrd_t *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (regcomp(&m->from_re, from_pattern, REG_EXTENDED | REG_NOSUB)) {
+		free(m);
+		return NULL;
+	}
+	m->max = max_message;
+	m->fn = fn;
+	m->arg = arg;
+	return m;
+}
+
+void net_mboxrd_free(net_mboxrd_t *m)
+{
+	if (!m)
+		return;
+	regfree(&m->from_re);
+	free(m->msg);
+	free(m->carry);
+	free(m);
+}
+
+size_t net_mboxrd_count(const net_mboxrd_t *m)
+{
+	return m->count;
+}
+
+static int grow(char **buf, size_t *cap, size_t need, size_t max)
+{
+	size_t n = *cap ? *cap : 4096;
+	char *b;
+
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return EFBIG;
+	while (n < need)
+		n *= 2;
+	if (n > max)
+		n = max;
+	b = realloc(*buf, n);
+	if (!b)
+		return ENOMEM;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
+
+static int blank(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return 0;
+	return 1;
+}
+
+static int flush(net_mboxrd_t *m)
+{
+	size_t n = m->mlen;
+	const char *s = m->msg;
+
+	/* lei: $raw =~ s/^\r?\n\z//ms */
+	if (n >= 2 && s[n - 1] == '\n' && s[n - 2] == '\r' &&
+	    (n == 2 || s[n - 3] == '\n'))
+		n -= 2;
+	else if (n >= 1 && s[n - 1] == '\n' && (n == 1 || s[n - 2] == '\n'))
+		n -= 1;
+	m->mlen = 0;
+	if (blank(s, n))
+		return 0;
+	m->count++;
+	return m->fn(m->arg, s, n);
+}
+
+static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
+{
+	char buf[1024];
+
+	if (len < 5 || memcmp(line, "From ", 5))
+		return 0;
+	if (len >= sizeof(buf))
+		return 0;       /* a real From_ line is short */
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	return regexec(&m->from_re, buf, 0, NULL, 0) == 0;
+}
+
+/* one whole line, including its '\n' (absent only at end of stream) */
+static int line(net_mboxrd_t *m, const char *s, size_t len)
+{
+	int err;
+
+	if (is_from_line(m, s, len)) {
+		if (m->in_msg && (err = flush(m)))
+			return err;
+		m->in_msg = 1;
+		return 0;
+	}
+	if (!m->in_msg) {
+		if (blank(s, len))
+			return 0;
+		return EPROTO;
+	}
+	if (s[0] == '>') {
+		size_t i = 1;
+
+		while (i < len && s[i] == '>')
+			i++;
+		if (len - i >= 5 && !memcmp(s + i, "From ", 5)) {
+			s++;
+			len--;
+		}
+	}
+	if ((err = grow(&m->msg, &m->mcap, m->mlen + len, m->max)))
+		return err;
+	memcpy(m->msg + m->mlen, s, len);
+	m->mlen += len;
+	return 0;
+}
+
+int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
+{
+	const char *end = buf + len;
+	int err;
+
+	while (buf < end) {
+		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
+		size_t n = nl ? (size_t)(nl + 1 - buf) : (size_t)(end - buf);
+
+		if (m->clen || !nl) {
+			if ((err = grow(&m->carry, &m->ccap, m->clen + n, m->max)))
+				return err;
+			memcpy(m->carry + m->clen, buf, n);
+			m->clen += n;
+			if (nl) {
+				err = line(m, m->carry, m->clen);
+				m->clen = 0;
+				if (err)
+					return err;
+			}
+		} else if ((err = line(m, buf, n))) {
+			return err;
+		}
+		buf += n;
+	}
+	return 0;
+}
+
+int net_mboxrd_finish(net_mboxrd_t *m)
+{
+	int err;
+
+	if (m->clen) {
+		err = line(m, m->carry, m->clen);
+		m->clen = 0;
+		if (err)
+			return err;
+	}
+	if (m->in_msg) {
+		m->in_msg = 0;
+		return flush(m);
+	}
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * net: public-inbox searches over HTTP(S).
+ *
+ * net_search() POSTs "<url>?q=<query>&x=m[&t=1]" as lei does, inflates the
+ * gzip answer (multi-member) as it arrives and splits the mboxrd stream into
+ * raw messages, handing each to a callback.  Nothing holds the whole answer:
+ * memory is bounded by the largest message (max_message, beyond which the
+ * search fails with EFBIG).  HTTP 404 is "no match": success, zero messages.
+ *
+ * Timeouts: connecting, and any stall of the body longer than `timeout`
+ * seconds, fail the search with ETIMEDOUT; a long but moving answer is not
+ * cut.  `stop` (if non-NULL) is polled, so another thread can abort.
+ * TLS is verified unless `insecure` is set; `cafile` adds a trust root.
+ *
+ * Thread-safe: call net_global_init() once before any thread starts; each
+ * net_search() uses its own handle.  Errors are 0 or a positive errno, with
+ * a one-line reason (HTTP status or curl's message, no credentials) left in
+ * res->error.
+ */
+#ifndef LEIFS_NET_H
+#define LEIFS_NET_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* One raw message, exactly as it will be stored (mboxrd unescaped).
+ * `raw` is valid only during the call.  Return 0, or an errno to stop. */
+typedef int (*net_msg_fn)(void *arg, const char *raw, size_t len);
+
+struct net_req {
+	const char *url;        /* public-inbox base, e.g. https://lore.kernel.org/all/ */
+	const char *query;      /* query text, sent as is (after whitespace folding) */
+	int threads;            /* add t=1: whole threads */
+	long timeout;           /* seconds; see above */
+	size_t max_message;     /* bytes; a larger message fails the search */
+	const char *cafile;     /* NULL: system trust store */
+	int insecure;           /* skip TLS verification (never by default) */
+	atomic_int *stop;       /* non-zero: abort with ECANCELED */
+};
+
+struct net_res {
+	long http_status;       /* 0 if no answer came */
+	size_t messages;        /* messages handed to the callback */
+	size_t bytes;           /* compressed bytes received */
+	char error[256];        /* reason when the search failed */
+};
+
+int net_global_init(void);
+void net_global_cleanup(void);
+
+int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
+	       struct net_res *res);
+
+/* The URL net_search() would POST to (for logs and tests); malloc'd. */
+char *net_search_url(const struct net_req *req);
+
+/*
+ * The stream stages, exposed for tests and fuzzing.  A splitter takes
+ * mboxrd bytes in any chunking and calls fn per message; an inflater
+ * takes gzip bytes and feeds a splitter.
+ */
+typedef struct net_mboxrd net_mboxrd_t;
+net_mboxrd_t *net_mboxrd_new(size_t max_message, net_msg_fn fn, void *arg);
+int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len);
+int net_mboxrd_finish(net_mboxrd_t *m);   /* flush the last message */
+size_t net_mboxrd_count(const net_mboxrd_t *m);
+void net_mboxrd_free(net_mboxrd_t *m);
+
+typedef struct net_gunzip net_gunzip_t;
+net_gunzip_t *net_gunzip_new(net_mboxrd_t *sink);
+int net_gunzip_feed(net_gunzip_t *g, const void *buf, size_t len);
+int net_gunzip_finish(net_gunzip_t *g);   /* EPROTO if the stream is cut */
+void net_gunzip_free(net_gunzip_t *g);
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * public-inbox search over HTTP(S) with libcurl, streamed: curl's write
+ * callback feeds the inflater, which feeds the mboxrd splitter, which hands
+ * messages to the caller while the answer is still arriving.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+
+struct xfer {
+	CURL *curl;
+	const struct net_req *req;
+	struct net_res *res;
+	net_mboxrd_t *split;
+	net_gunzip_t *gz;
+	int checked;            /* status line seen and judged */
+	int skip;               /* 404: discard the body */
+	int err;                /* why the write callback stopped curl */
+};
+
+int net_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : EIO;
+}
+
+void net_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+/* application/x-www-form-urlencoded, as URI->query_form writes it */
+static void form_encode(char *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~", c)) {
+			*out++ = (char)c;
+		} else if (c == ' ') {
+			*out++ = '+';
+		} else {
+			*out++ = '%';
+			*out++ = hex[c >> 4];
+			*out++ = hex[c & 15];
+		}
+	}
+	*out = '\0';
+}
+
+char *net_search_url(const struct net_req *req)
+{
+	size_t ul = strlen(req->url), ql = strlen(req->query);
+	size_t n = ul + 3 * ql + 32;
+	char *url = malloc(n), *p;
+
+	if (!url)
+		return NULL;
+	memcpy(url, req->url, ul);
+	p = url + ul;
+	if (ul == 0 || url[ul - 1] != '/')
+		*p++ = '/';
+	memcpy(p, "?q=", 3);
+	p += 3;
+	form_encode(p, req->query);
+	p += strlen(p);
+	strcpy(p, req->threads ? "&x=m&t=1" : "&x=m");
+	return url;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct xfer *x = arg;
+	size_t len = size * nmemb;
+	int err;
+
+	if (!x->checked) {
+		long code = 0;
+
+		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+		x->res->http_status = code;
+		x->checked = 1;
+		if (code == 404) {
+			x->skip = 1;
+		} else if (code != 200) {
+			x->err = code >= 500 ? EIO : EPROTO;
+			snprintf(x->res->error, sizeof(x->res->error),
+				 "server answered HTTP %ld", code);
+			return 0;
+		}
+	}
+	x->res->bytes += len;
+	if (x->skip)
+		return len;
+	if ((err = net_gunzip_feed(x->gz, data, len))) {
+		x->err = err;
+		return 0;
+	}
+	return len;
+}
+
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
+		       curl_off_t ut, curl_off_t un)
+{
+	struct xfer *x = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (x->req->stop && atomic_load(x->req->stop)) {
+		x->err = ECANCELED;
+		return 1;
+	}
+	return 0;
+}
+
+static int curl_errno(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		return ECONNREFUSED;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return EHOSTUNREACH;
+	case CURLE_OPERATION_TIMEDOUT:
+		return ETIMEDOUT;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+		return EACCES;
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+		return ECONNRESET;
+	default:
+		return EIO;
+	}
+}
+
+static const char *stream_error(int err)
+{
+	switch (err) {
+	case EFBIG:
+		return "a message in the answer exceeds max_message";
+	case EPROTO:
+		return "the answer is not a gzip'd mboxrd stream";
+	case ECANCELED:
+		return "search cancelled";
+	default:
+		return strerror(err);
+	}
+}
+
+int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
+	       struct net_res *res)
+{
+	struct xfer x = { .req = req, .res = res };
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *url = NULL;
+	CURLcode rc;
+	int err = ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	x.split = net_mboxrd_new(req->max_message, fn, arg);
+	x.gz = x.split ? net_gunzip_new(x.split) : NULL;
+	url = net_search_url(req);
+	x.curl = curl_easy_init();
+	if (!x.split || !x.gz || !url || !x.curl) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(x.curl, CURLOPT_URL, url);
+	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDSIZE, 0L);
+	curl_easy_setopt(x.curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_USERAGENT, "leifs/0.1");
+	curl_easy_setopt(x.curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(x.curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(x.curl, CURLOPT_CONNECTTIMEOUT, req->timeout);
+	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_TIME, req->timeout);
+	curl_easy_setopt(x.curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(x.curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(x.curl, CURLOPT_WRITEDATA, &x);
+	curl_easy_setopt(x.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(x.curl, CURLOPT_XFERINFODATA, &x);
+	curl_easy_setopt(x.curl, CURLOPT_NOPROGRESS, 0L);
+	if (req->cafile)
+		curl_easy_setopt(x.curl, CURLOPT_CAINFO, req->cafile);
+	if (req->insecure) {
+		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	rc = curl_easy_perform(x.curl);
+	if (!x.checked)
+		curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &res->http_status);
+	if (x.err) {
+		err = x.err;
+		if (!res->error[0])
+			snprintf(res->error, sizeof(res->error), "%s",
+				 stream_error(err));
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		err = curl_errno(rc);
+		snprintf(res->error, sizeof(res->error), "%s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		goto out;
+	}
+	if (!x.checked) {       /* a status with no body at all */
+		res->http_status = res->http_status ? res->http_status : 0;
+		if (res->http_status == 404) {
+			err = 0;
+			goto out;
+		}
+		err = res->http_status == 200 ? EPROTO : EIO;
+		snprintf(res->error, sizeof(res->error),
+			 res->http_status == 200 ? "empty answer"
+						 : "server answered HTTP %ld",
+			 res->http_status);
+		goto out;
+	}
+	err = 0;
+	if (!x.skip && (err = net_gunzip_finish(x.gz))) {
+		snprintf(res->error, sizeof(res->error), "%s",
+			 err == EPROTO ? "the answer was cut short (truncated gzip)"
+				       : stream_error(err));
+		goto out;
+	}
+out:
+	if (x.split)
+		res->messages = net_mboxrd_count(x.split);
+	if (x.curl)
+		curl_easy_cleanup(x.curl);
+	net_gunzip_free(x.gz);
+	net_mboxrd_free(x.split);
+	free(url);
+	return err;
+}

@@ -1,0 +1,44 @@
+/*
+ * query: the public-inbox query language as leifs handles it.
+ *
+ * A view's directory name is its query: "%2F" stands for '/', "%25" for '%'
+ * (no other escapes exist, so a name decodes one way only).  Queries are
+ * validated before a view is made so that a typo is refused at mkdir with
+ * EINVAL rather than remembered as a view that can never succeed.  The
+ * incremental form is what lei up sends: "(Q) AND dt:YYYYMMDDhhmmss..".
+ *
+ * All functions are pure (no I/O, no globals) and safe from any thread.
+ * Strings returned through `char **out` are malloc'd; the caller frees them.
+ * Errors are 0 or a positive errno; `why` (if given) receives a static
+ * human-readable reason.
+ */
+#ifndef LEIFS_QUERY_H
+#define LEIFS_QUERY_H
+
+#include <stddef.h>
+#include <time.h>
+
+/* Longest query accepted, in bytes; longer ones are refused with E2BIG. */
+#define QUERY_MAX 4096
+
+/* Decode a directory name into query text.  EINVAL for an empty or
+ * blank name, a bad '%' escape, or control characters. */
+int query_name_decode(const char *name, char **out, const char **why);
+
+/* Encode query text as a directory name (inverse of query_name_decode).
+ * ENAMETOOLONG when the result would not fit in NAME_MAX. */
+int query_name_encode(const char *query, char **out);
+
+/* Check a query for what the server would reject or misread:
+ * unbalanced parentheses or quotes, a dangling operator, an unknown
+ * "prefix:" , empty.  0 when it may be sent. */
+int query_validate(const char *query, const char **why);
+
+/* Normalise whitespace as lei does before sending ("make URLs less ugly"). */
+int query_normalize(const char *query, char **out);
+
+/* The incremental query: "(QUERY) AND dt:YYYYMMDDhhmmss.." for `since`
+ * (UTC), or a plain copy when since <= 0. */
+int query_incremental(const char *query, time_t since, char **out);
+
+#endif

@@ -1,0 +1,69 @@
+# lib-pi.sh: a real public-inbox server on loopback for the tests.
+#
+#   pi_build WORK MAILDIR   inboxes linux-rtc and linux-watchdog from
+#                           MAILDIR/<list>/*.eml, and an extindex as /all/
+#   pi_start WORK PORT      public-inbox-httpd on 127.0.0.1:PORT (stopped at exit)
+#   pi_stop WORK
+#   pi_add WORK LIST FILE   deliver one more message with public-inbox-mda
+#                           and update /all/
+pi_build() {
+	local w=$1 md=$2 l
+	export PI_CONFIG="$w/pi-config"
+	mkdir -p "$w"
+	: >"$PI_CONFIG"
+	git config -f "$PI_CONFIG" publicinboxmda.spamcheck none
+	for l in linux-rtc linux-watchdog; do
+		mkdir -p "$w/$l/git"
+		python3 "$TEST_DIR/pi-import.py" "$w/$l/git/0.git" "$md/$l"/*.eml || return 1
+		public-inbox-init -V2 -L full "$l" "$w/$l" \
+			"http://127.0.0.1/$l" "$l@vger.kernel.org" || return 1
+		public-inbox-index --no-fsync "$w/$l" >>"$w/build.log" 2>&1 || return 1
+	done
+	git config -f "$PI_CONFIG" extindex.all.topdir "$w/all"
+	public-inbox-extindex --no-fsync --all "$w/all" >>"$w/build.log" 2>&1
+}
+
+pi_start() {
+	local w=$1 port=$2
+	export PI_CONFIG="$w/pi-config"
+	public-inbox-httpd -l "http://127.0.0.1:$port" -1 "$w/httpd.out" \
+		-2 "$w/httpd.err" -P "$w/httpd.pid" -D || return 1
+	test_atexit "pi_stop '$w'"
+	test_wait_for 20 "curl -fs -o /dev/null http://127.0.0.1:$port/all/"
+}
+
+pi_stop() {
+	local w=$1 pid
+	[ -s "$w/httpd.pid" ] || return 0
+	pid=$(cat "$w/httpd.pid")
+	kill "$pid" 2>/dev/null
+	test_wait_for 10 "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
+	rm -f "$w/httpd.pid"
+}
+
+pi_add() {
+	local w=$1 l=$2 f=$3
+	export PI_CONFIG="$w/pi-config"
+	ORIGINAL_RECIPIENT="$l@vger.kernel.org" public-inbox-mda --no-precheck <"$f" &&
+	public-inbox-extindex --no-fsync --all "$w/all" >>"$w/build.log" 2>&1
+}
+
+# lei, isolated: its own HOME and XDG dirs under $TRASH/lei-home
+lei_q() {
+	local url=$1 out=$2 q=$3
+	shift 3
+	mkdir -p "$TRASH/lei-home"
+	HOME="$TRASH/lei-home" XDG_RUNTIME_DIR="$TRASH/lei-home/run" \
+	XDG_CONFIG_HOME="$TRASH/lei-home/config" XDG_DATA_HOME="$TRASH/lei-home/data" \
+	XDG_CACHE_HOME="$TRASH/lei-home/cache" XDG_STATE_HOME="$TRASH/lei-home/state" \
+		lei q --no-save --no-local --only "$url" --stdin -o "$out" "$@" <<<"$q"
+}
+
+lei_stop() {
+	[ -d "$TRASH/lei-home" ] || return 0
+	HOME="$TRASH/lei-home" XDG_RUNTIME_DIR="$TRASH/lei-home/run" \
+	XDG_CONFIG_HOME="$TRASH/lei-home/config" XDG_DATA_HOME="$TRASH/lei-home/data" \
+	XDG_CACHE_HOME="$TRASH/lei-home/cache" XDG_STATE_HOME="$TRASH/lei-home/state" \
+		lei daemon-kill 2>/dev/null
+	return 0
+}

@@ -1,0 +1,128 @@
+# test-lib.sh: a small test library in the style of git's t/test-lib.sh.
+# Source it from tests/T*.sh; each test script runs in its own trash dir.
+#
+#   test_expect_success 'what it checks' 'shell code'
+#   test_cmp expected actual
+#   test_skip 'what' 'why'
+#   test_done            # prints "N passed, N failed[, N skipped]"
+set -u
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+SRC_DIR=$(cd "$TEST_DIR/.." && pwd)
+LEIFS="$SRC_DIR/leifs"
+SHARED_DIR=${LEIFS_SHARED:-$SRC_DIR/../shared}
+TEST_NAME=$(basename "$0" .sh)
+TRASH="$TEST_DIR/trash/$TEST_NAME"
+PATH="$SRC_DIR:$TEST_DIR/c:$PATH"
+export PATH
+test_passed=0 test_failed=0 test_skipped=0
+test_cleanup_cmds=""
+
+rm -rf "$TRASH"
+mkdir -p "$TRASH"
+cd "$TRASH" || exit 1
+
+say() { printf '%s\n' "$*"; }
+
+# run on exit, last registered first
+test_atexit() {
+	test_cleanup_cmds="$1
+$test_cleanup_cmds"
+}
+_test_run_cleanup() {
+	eval "$test_cleanup_cmds"
+	test_cleanup_cmds=""
+}
+trap '_test_run_cleanup' EXIT
+trap '_test_run_cleanup; exit 130' INT TERM
+
+test_expect_success() {
+	local desc=$1 code=$2 out
+	out=$(eval "$code" 2>&1 </dev/null)
+	if [ $? -eq 0 ]; then
+		test_passed=$((test_passed + 1))
+		say "ok - $TEST_NAME: $desc"
+	else
+		test_failed=$((test_failed + 1))
+		say "not ok - $TEST_NAME: $desc"
+		printf '%s\n' "$out" | tail -n 40 | sed 's/^/#   /'
+	fi
+}
+
+test_skip() {
+	test_skipped=$((test_skipped + 1))
+	say "skip - $TEST_NAME: $1 ($2)"
+}
+
+test_cmp() {
+	diff -u "$1" "$2"
+}
+
+# wait up to $1 seconds for "$2" (a shell condition) to hold
+test_wait_for() {
+	local t=$1 i=0
+	shift
+	while ! eval "$*"; do
+		i=$((i + 1))
+		[ $i -lt $((t * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+test_done() {
+	say "$TEST_NAME: $test_passed passed, $test_failed failed, $test_skipped skipped"
+	printf '%s %s %s\n' "$test_passed" "$test_failed" "$test_skipped" \
+		>"$TEST_DIR/trash/$TEST_NAME.counts"
+	_test_run_cleanup
+	[ "$test_failed" -eq 0 ]
+}
+
+# a free TCP port on 127.0.0.1
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# ---- leifs mounts ----
+
+# leifs_mount MNT [OPTS...]: mount in the foreground in the background,
+# unmounted at exit whatever happens
+leifs_mount() {
+	local mnt=$1
+	shift
+	mkdir -p "$mnt"
+	"$LEIFS" -f "$@" "$mnt" 2>>"$TRASH/leifs.log" &
+	echo $! >"$mnt.pid"
+	test_atexit "leifs_umount '$mnt'"
+	test_wait_for 10 "mountpoint -q '$mnt'"
+}
+
+leifs_umount() {
+	local mnt=$1 pid
+	mountpoint -q "$mnt" && fusermount3 -u -z "$mnt"
+	if [ -f "$mnt.pid" ]; then
+		pid=$(cat "$mnt.pid")
+		# the daemon ends when the session ends; give it time, then force
+		test_wait_for 10 "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		rm -f "$mnt.pid"
+	fi
+	return 0
+}
+
+# every file's bytes hash to the oid in its name
+check_oids() {
+	local f want got rc=0
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		want=$(basename "$f" | sed -n 's/^[0-9]*\.\([0-9a-f]\{40\}\)\.leifs.*/\1/p')
+		got=$(git hash-object "$f")
+		[ "$want" = "$got" ] || { echo "bad oid: $f ($got)"; rc=1; }
+	done
+	return $rc
+}
+
+# oids of the message files of a maildir (leifs or lei names), sorted
+maildir_oids() {
+	find "$1/cur" "$1/new" -type f 2>/dev/null | while read -r f; do
+		git hash-object "$f"
+	done | sort
+}
