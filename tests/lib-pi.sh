@@ -2,8 +2,9 @@
 #
 #   pi_build WORK MAILDIR   inboxes linux-rtc and linux-watchdog from
 #                           MAILDIR/<list>/*.eml, and an extindex as /all/
-#   pi_start WORK PORT      public-inbox-httpd on 127.0.0.1:PORT (stopped at exit)
-#   pi_stop WORK
+#   pi_start WORK PORT [RUN] public-inbox-httpd on 127.0.0.1:PORT, pid and logs
+#                           in RUN (default WORK); stopped at exit
+#   pi_stop RUN
 #   pi_add WORK LIST FILE   deliver one more message with public-inbox-mda
 #                           and update /all/
 pi_build() {
@@ -24,21 +25,22 @@ pi_build() {
 }
 
 pi_start() {
-	local w=$1 port=$2
+	local w=$1 port=$2 run=${3:-$1}
 	export PI_CONFIG="$w/pi-config"
-	public-inbox-httpd -l "http://127.0.0.1:$port" -1 "$w/httpd.out" \
-		-2 "$w/httpd.err" -P "$w/httpd.pid" -D || return 1
-	test_atexit "pi_stop '$w'"
+	public-inbox-httpd -l "http://127.0.0.1:$port" -1 "$run/httpd.out" \
+		-2 "$run/httpd.err" -P "$run/httpd.pid" -D || return 1
+	test_atexit "pi_stop '$run'"
 	test_wait_for 20 "curl -fs -o /dev/null http://127.0.0.1:$port/all/"
 }
 
+# pi_stop RUNDIR: the directory holding httpd.pid
 pi_stop() {
-	local w=$1 pid
-	[ -s "$w/httpd.pid" ] || return 0
-	pid=$(cat "$w/httpd.pid")
+	local run=$1 pid
+	[ -s "$run/httpd.pid" ] || return 0
+	pid=$(cat "$run/httpd.pid")
 	kill "$pid" 2>/dev/null
 	test_wait_for 10 "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
-	rm -f "$w/httpd.pid"
+	rm -f "$run/httpd.pid"
 }
 
 pi_add() {

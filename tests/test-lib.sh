@@ -35,16 +35,23 @@ _test_run_cleanup() {
 trap '_test_run_cleanup' EXIT
 trap '_test_run_cleanup; exit 130' INT TERM
 
+# the code runs in this shell (so it may set variables for later tests);
+# "return 1" ends it as a failure
+_test_eval() {
+	eval "$1"
+}
+
 test_expect_success() {
-	local desc=$1 code=$2 out
-	out=$(eval "$code" 2>&1 </dev/null)
-	if [ $? -eq 0 ]; then
+	local desc=$1 code=$2 rc
+	_test_eval "$code" >"$TRASH/.test-out" 2>&1 </dev/null
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		test_passed=$((test_passed + 1))
 		say "ok - $TEST_NAME: $desc"
 	else
 		test_failed=$((test_failed + 1))
 		say "not ok - $TEST_NAME: $desc"
-		printf '%s\n' "$out" | tail -n 40 | sed 's/^/#   /'
+		tail -n 40 "$TRASH/.test-out" | sed 's/^/#   /'
 	fi
 }
 

@@ -1,1 +1,345 @@
-int main(void){return 0;}
+/*
+ * C-level tests for what a mount cannot reach easily: query coding and
+ * validation, the mboxrd splitter and gunzip stages under every chunking,
+ * the cache's ingest, dedupe, flags and persistence.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cache/cache.h"
+#include "net/net.h"
+#include "query/query.h"
+
+static int passed, failed;
+
+#define CHECK(expr) do { \
+	if (expr) { passed++; } else { failed++; \
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); } \
+} while (0)
+
+static void test_names(void)
+{
+	char *q = NULL, *n = NULL;
+	const char *why = NULL;
+
+	CHECK(query_name_decode("dfn:drivers%2Frtc%2Frtc-pcf8563.c", &q, &why) == 0);
+	CHECK(q && !strcmp(q, "dfn:drivers/rtc/rtc-pcf8563.c"));
+	CHECK(query_name_encode(q, &n) == 0 && !strcmp(n, "dfn:drivers%2Frtc%2Frtc-pcf8563.c"));
+	free(q);
+	free(n);
+	CHECK(query_name_decode("100%25", &q, &why) == 0 && !strcmp(q, "100%"));
+	free(q);
+	CHECK(query_name_decode("", &q, &why) == EINVAL && q == NULL);
+	CHECK(query_name_decode("   ", &q, &why) == EINVAL);
+	CHECK(query_name_decode("s:a%41", &q, &why) == EINVAL);
+	CHECK(query_name_decode("s:a%2", &q, &why) == EINVAL);
+	CHECK(query_name_decode("s:a\tb", &q, &why) == EINVAL);
+	CHECK(query_name_decode("s:a\x7f", &q, &why) == EINVAL);
+}
+
+static void test_validate(void)
+{
+	const char *why;
+	static const char *const good[] = {
+		"s:floppy",
+		"(dfn:drivers/block/floppy.c OR dfhh:floppy_* OR s:floppy OR "
+		"((nq:bug OR nq:regression) AND nq:floppy)) AND rt:1.month.ago..",
+		"s:\"rtc: fix\" AND NOT f:belloni",
+		"NOT s:watchdog",
+		"regression",
+		"b:https://example.org/x",
+		"Re: foo",
+		"d:20250101..20250201",
+	};
+	static const char *const bad[] = {
+		"(s:floppy", "s:floppy)", "s:\"unterminated", "AND s:x", "s:x OR",
+		"sx:floppy", "s: AND f:x", "()",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		int rc = query_validate(good[i], &why);
+
+		if (rc)
+			fprintf(stderr, "refused %s: %s\n", good[i], why);
+		CHECK(rc == 0);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int rc = query_validate(bad[i], &why);
+
+		if (!rc)
+			fprintf(stderr, "accepted %s\n", bad[i]);
+		CHECK(rc == EINVAL);
+	}
+}
+
+static void test_incremental(void)
+{
+	char *q = NULL;
+
+	CHECK(query_incremental("s:x OR s:y", 1700000000, &q) == 0);
+	CHECK(q && !strcmp(q, "(s:x OR s:y) AND dt:20231114221320.."));
+	free(q);
+	CHECK(query_incremental("s:x", 0, &q) == 0 && !strcmp(q, "s:x"));
+	free(q);
+	CHECK(query_normalize("a  b\n\tc\n", &q) == 0 && !strcmp(q, "a b c"));
+	free(q);
+}
+
+/* ---- stream stages ---- */
+
+struct got {
+	char *msgs[16];
+	size_t lens[16];
+	int n;
+};
+
+static int collect(void *arg, const char *raw, size_t len)
+{
+	struct got *g = arg;
+
+	if (g->n == 16)
+		return ENOSPC;
+	g->msgs[g->n] = malloc(len + 1);
+	memcpy(g->msgs[g->n], raw, len);
+	g->msgs[g->n][len] = '\0';
+	g->lens[g->n++] = len;
+	return 0;
+}
+
+static void got_free(struct got *g)
+{
+	while (g->n)
+		free(g->msgs[--g->n]);
+}
+
+static const char mbox[] =
+	"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+	"Subject: one\n\nbody\n>From quoted\n>>From twice\nFrom inline text\n\n"
+	"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+	"Subject: two\r\n\r\nline\r\n\r\n"
+	"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+	"\n\n"
+	"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+	"Subject: three\n\nno final newline";
+
+static void test_mboxrd(void)
+{
+	size_t chunk, i;
+
+	for (chunk = 1; chunk <= sizeof(mbox); chunk++) {
+		struct got g = { .n = 0 };
+		net_mboxrd_t *m = net_mboxrd_new(1 << 20, collect, &g);
+		int err = 0;
+
+		for (i = 0; i < sizeof(mbox) - 1 && !err; i += chunk) {
+			size_t n = sizeof(mbox) - 1 - i < chunk ? sizeof(mbox) - 1 - i : chunk;
+
+			err = net_mboxrd_feed(m, mbox + i, n);
+		}
+		if (!err)
+			err = net_mboxrd_finish(m);
+		CHECK(err == 0);
+		CHECK(g.n == 3);
+		if (g.n == 3) {
+			CHECK(!strcmp(g.msgs[0], "Subject: one\n\nbody\nFrom quoted\n>From twice\nFrom inline text\n"));
+			CHECK(!strcmp(g.msgs[1], "Subject: two\r\n\r\nline\r\n"));
+			CHECK(!strcmp(g.msgs[2], "Subject: three\n\nno final newline"));
+		}
+		got_free(&g);
+		net_mboxrd_free(m);
+		if (chunk > 8)
+			chunk += 7;
+	}
+	{
+		struct got g = { .n = 0 };
+		net_mboxrd_t *m = net_mboxrd_new(1 << 20, collect, &g);
+
+		CHECK(net_mboxrd_feed(m, "<html>error</html>\n", 19) == EPROTO);
+		net_mboxrd_free(m);
+	}
+	{
+		struct got g = { .n = 0 };
+		net_mboxrd_t *m = net_mboxrd_new(64, collect, &g);
+		char big[200];
+
+		memset(big, 'x', sizeof(big));
+		CHECK(net_mboxrd_feed(m, mbox, 39) == 0);
+		CHECK(net_mboxrd_feed(m, big, sizeof(big)) == EFBIG);
+		net_mboxrd_free(m);
+	}
+}
+
+static size_t gz(const char *s, size_t n, unsigned char *out, size_t cap)
+{
+	z_stream z = { 0 };
+
+	deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (unsigned char *)s;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	deflate(&z, Z_FINISH);
+	n = cap - z.avail_out;
+	deflateEnd(&z);
+	return n;
+}
+
+static void test_gunzip(void)
+{
+	unsigned char buf[4096];
+	size_t half = 150, a, b, i;
+	struct got g = { .n = 0 };
+	net_mboxrd_t *m;
+	net_gunzip_t *z;
+
+	/* two gzip members, split inside a message, fed a byte at a time */
+	a = gz(mbox, half, buf, sizeof(buf));
+	b = gz(mbox + half, sizeof(mbox) - 1 - half, buf + a, sizeof(buf) - a);
+	m = net_mboxrd_new(1 << 20, collect, &g);
+	z = net_gunzip_new(m);
+	for (i = 0; i < a + b; i++)
+		CHECK(net_gunzip_feed(z, buf + i, 1) == 0 || (i = a + b));
+	CHECK(net_gunzip_finish(z) == 0);
+	CHECK(g.n == 3);
+	got_free(&g);
+	net_gunzip_free(z);
+	net_mboxrd_free(m);
+
+	/* cut short */
+	m = net_mboxrd_new(1 << 20, collect, &g);
+	z = net_gunzip_new(m);
+	CHECK(net_gunzip_feed(z, buf, a + b - 5) == 0);
+	CHECK(net_gunzip_finish(z) == EPROTO);
+	got_free(&g);
+	net_gunzip_free(z);
+	net_mboxrd_free(m);
+
+	/* not gzip at all */
+	m = net_mboxrd_new(1 << 20, collect, &g);
+	z = net_gunzip_new(m);
+	CHECK(net_gunzip_feed(z, "HTTP error page", 15) == EPROTO);
+	net_gunzip_free(z);
+	net_mboxrd_free(m);
+}
+
+/* ---- cache ---- */
+
+static const char msg1[] =
+	"Received: from a\nList-Id: <linux-rtc.vger.kernel.org>\n"
+	"From: =?UTF-8?Q?J=C3=BCrgen?= <J@Example.org>\nTo: x@y.org\n"
+	"Subject: [PATCH] rtc: fix\nDate: Tue, 01 Jul 2025 10:00:00 +0000\n"
+	"Message-ID: <m1@x>\n\nbody\n";
+static const char msg1dup[] =
+	"Received: from b\nList-Id: <linux-watchdog.vger.kernel.org>\n"
+	"From: =?UTF-8?Q?J=C3=BCrgen?= <J@Example.org>\nTo: x@y.org\n"
+	"Subject: [PATCH] rtc: fix\nDate: Tue, 01 Jul 2025 10:00:00 +0000\n"
+	"Message-ID: <m1@x>\n\nbody\r\n\n";
+static const char msg2[] =
+	"From: a@b\nSubject: other\nDate: Wed, 02 Jul 2025 10:00:00 +0000\n"
+	"Message-ID: <m2@x>\n\nanother body\n";
+
+static int count_cb(void *arg, const struct cache_entry *e)
+{
+	(void)e;
+	++*(int *)arg;
+	return 0;
+}
+
+static void test_cache(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300];
+	unsigned char oid[CACHE_OID_LEN], h1[CACHE_CHASH_LEN], h2[CACHE_CHASH_LEN];
+	struct cache_view v, v2;
+	struct cache_entry e;
+	cache_batch_t *b;
+	cache_t *c;
+	int64_t date;
+	char hex[41], buf[64];
+	size_t n;
+	int count = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	cache_mail_init();
+	CHECK(cache_mail_info(msg1, sizeof(msg1) - 1, &date, h1) == 0);
+	CHECK(date == 1751364000);
+	CHECK(cache_mail_info(msg1dup, sizeof(msg1dup) - 1, &date, h2) == 0);
+	CHECK(!memcmp(h1, h2, sizeof(h1)));     /* same content, other delivery */
+	CHECK(cache_mail_info(msg2, sizeof(msg2) - 1, &date, h2) == 0);
+	CHECK(memcmp(h1, h2, sizeof(h1)));
+
+	cache_oid("hello\n", 6, oid);
+	cache_oid_hex(oid, hex);
+	CHECK(!strcmp(hex, "ce013625030ba8dba906f756967f9e9ca394464a"));
+
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "s:rtc", "s:rtc", &v) == 0);
+	CHECK(cache_view_create(c, "s:rtc", "s:rtc", NULL) == EEXIST);
+	CHECK(cache_batch_new(c, v.id, 1, &b) == 0);
+	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_add(b, msg1dup, sizeof(msg1dup) - 1) == 0);
+	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(b) == 0);
+	CHECK(cache_batch_added(b) == 2);       /* the duplicate was deduped */
+	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_known(b) == 1);       /* known without a parse */
+	cache_batch_free(b);
+	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 2);
+
+	cache_oid(msg2, sizeof(msg2) - 1, oid);
+	CHECK(cache_entry_get(c, v.id, oid, &e) == 0);
+	CHECK(e.where == CACHE_CUR && e.size == sizeof(msg2) - 1);
+	CHECK(cache_msg_read(c, oid, 6, 10, buf, &n) == 0 && n == 10 &&
+	      !memcmp(buf, msg2 + 6, 10));
+	CHECK(cache_msg_read(c, oid, 1000, 10, buf, &n) == 0 && n == 0);
+	{
+		uint32_t f;
+		char s[40];
+
+		CHECK(cache_flags_parse("SRF", &f) == 0);
+		cache_flags_format(f, s);
+		CHECK(!strcmp(s, "FRS"));
+		CHECK(cache_flags_parse("S!", &f) == EINVAL);
+		CHECK(cache_entry_update(c, v.id, oid, CACHE_HIDDEN, f) == 0);
+	}
+	count = 0;
+	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 1);
+	CHECK(cache_view_set_result(c, "s:rtc", v.id, CACHE_VIEW_FAILED, -1, 5,
+				    "HTTP 500") == 0);
+	cache_close(c);
+
+	/* everything is still there after reopening */
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_get(c, "s:rtc", &v2) == 0);
+	CHECK(v2.id == v.id && v2.state == CACHE_VIEW_FAILED && !strcmp(v2.error, "HTTP 500"));
+	CHECK(cache_entry_get(c, v.id, oid, &e) == 0 && e.where == CACHE_HIDDEN);
+	cache_view_release(&v2);
+	/* rmdir + mkdir starts fresh under a new id */
+	CHECK(cache_view_delete(c, "s:rtc") == 0);
+	CHECK(cache_view_get(c, "s:rtc", &v2) == ENOENT);
+	CHECK(cache_view_create(c, "s:rtc", "s:rtc", &v2) == 0 && v2.id != v.id);
+	count = 0;
+	CHECK(cache_entry_each(c, v2.id, count_cb, &count) == 0 && count == 0);
+	CHECK(cache_entry_get(c, v.id, oid, &e) == ENOENT);
+	cache_view_release(&v2);
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+	test_names();
+	test_validate();
+	test_incremental();
+	test_mboxrd();
+	test_gunzip();
+	test_cache();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# C-level tests of query/, net/ stream stages and cache/.
+. "$(dirname "$0")/test-lib.sh"
+
+test_expect_success 'query, stream and cache unit tests' '
+	"$SRC_DIR/tests/c/test-units" >units.out 2>&1; rc=$?
+	cat units.out; tail -n 1 units.out | grep -q " 0 failed" && [ $rc -eq 0 ]
+'
+test_done
