@@ -125,12 +125,19 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 	else if (!(err = query_name_decode(name, &query, &reason)))
 		err = query_validate(query, &reason);
 	if (err) {
+		char shown[201];
+		size_t i;
+
+		/* the name may hold anything but '/' and NUL: show it safely */
+		for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
+			shown[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+		shown[i] = '\0';
 		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
 		pthread_mutex_lock(&v->lock);
 		snprintf(v->last_refusal, sizeof(v->last_refusal),
-			 "mkdir refused: %.200s: %s", name, why);
+			 "mkdir refused: %s: %s", shown, why);
 		pthread_mutex_unlock(&v->lock);
-		log_err("mkdir refused: %s: %s", name, why);
+		log_err("mkdir refused: %s: %s", shown, why);
 		free(query);
 		return err;
 	}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Bad servers and bad answers: a listing never waits past the timeout, the
+# view keeps what it had, .status names the problem, the daemon survives.
+. "$(dirname "$0")/test-lib.sh"
+
+HP=$(free_port)
+python3 "$TEST_DIR/hostile-server.py" "$HP" &
+HPID=$!
+test_atexit "kill $HPID 2>/dev/null"
+H="http://127.0.0.1:$HP"
+M="$TRASH/mnt"
+C="$TRASH/cache"
+Q="s:hostile"
+
+test_expect_success 'a good answer fills the view' '
+	test_wait_for 10 "curl -s -o /dev/null -d \"\" $H/ok/" &&
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C,timeout=3" &&
+	mkdir "$M/queries/$Q" && ls "$M/queries/$Q/cur" >before && [ "$(wc -l <before)" -eq 2 ] &&
+	check_oids "$M/queries/$Q"/cur/* &&
+	grep -q "^>From the start" "$M/queries/$Q"/cur/*
+'
+leifs_umount "$M"
+
+# mode, then what .status must say
+while read -r mode why; do
+	test_expect_success "$mode: the view keeps its messages, .status says why" '
+		leifs_mount "$M" -o "source=$H/$mode/,cache=$C,timeout=3,refresh=0,max_message=1048576" &&
+		start=$(date +%s) &&
+		timeout 10 ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
+		test_wait_for 15 "grep -q -i \"^error: .*$why\" \"$M/queries/$Q/.status\"" &&
+		grep -q "^state: failed" "$M/queries/$Q/.status" &&
+		mkdir "$M/queries/s:new-$mode" &&
+		timeout 10 ls "$M/queries/s:new-$mode/cur" >/dev/null &&
+		[ $(($(date +%s) - start)) -le 9 ] &&
+		test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/s:new-$mode/.status\"" &&
+		check_oids "$M/queries/s:new-$mode"/cur/* &&
+		ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
+		check_oids "$M/queries/$Q"/cur/*
+	'
+	leifs_umount "$M"
+done <<EOF2
+500 HTTP 500
+plain not a gzip
+htmlgz not a gzip
+trunc cut short
+reset $H/reset
+stall too slow
+slow too slow
+bomb max_message
+redirect HTTP 302
+EOF2
+
+test_expect_success 'a server that is down: offline view, clear error' '
+	DP=$(free_port) &&
+	leifs_mount "$M" -o "source=http://127.0.0.1:$DP/all/,cache=$C,timeout=3,refresh=0" &&
+	timeout 10 ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/$Q/.status\"" &&
+	grep -q "^error: .*[Cc]onnect" "$M/queries/$Q/.status"
+'
+leifs_umount "$M"
+test_expect_success '404 is no match: an empty, fresh view' '
+	leifs_mount "$M" -o "source=$H/404/,cache=$C,timeout=3" &&
+	mkdir "$M/queries/s:nothing" && [ -z "$(ls "$M/queries/s:nothing/cur")" ] &&
+	grep -q "^state: fresh" "$M/queries/s:nothing/.status"
+'
+leifs_umount "$M"
+test_expect_success 'the daemon survived every case (no crash in the log)' '
+	! grep -i -E "sanitizer|segv|abort" "$TRASH/leifs.log"
+'
+test_done

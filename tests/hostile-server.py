@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""hostile-server.py PORT
+
+A deliberately bad public-inbox lookalike on 127.0.0.1:PORT for failure
+tests.  The first path component picks the behaviour for POST /MODE/?q=..:
+  ok      a valid gzip'd mboxrd answer with two messages
+  404     no match
+  500     an HTTP 500 error page
+  plain   200 with a plain (not gzip) HTML body
+  htmlgz  200 with a gzip'd HTML page (not an mbox)
+  trunc   a valid answer cut off inside the gzip stream
+  reset   half an answer, then the connection is reset
+  stall   headers, then nothing (for 60 s at most)
+  slow    one byte every 2 s (for 60 s at most)
+  bomb    a From_ line followed by endless zeros (a gzip bomb)
+  redirect  302 to another host
+Stops by itself after 10 minutes."""
+import gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
+
+MSGS = [
+    b"From: Alice <alice@example.org>\nTo: list@example.org\n"
+    b"Subject: [PATCH] hostile: first\nDate: Mon, 02 Jun 2025 10:00:00 +0000\n"
+    b"Message-ID: <hostile-1@example.org>\n\nfirst body\n",
+    b"From: Bob <bob@example.org>\nTo: list@example.org\n"
+    b"Subject: Re: [PATCH] hostile: first\nDate: Mon, 02 Jun 2025 11:00:00 +0000\n"
+    b"Message-ID: <hostile-2@example.org>\nIn-Reply-To: <hostile-1@example.org>\n\n"
+    b">From the start\nsecond body\n",
+]
+
+
+def mboxrd():
+    out = b""
+    for m in MSGS:
+        out += b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+        out += m.replace(b"\n>From", b"\n>>From") + b"\n"
+    return out
+
+
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # the client gave up on us: that is the point
+
+    def head(self, code, ctype="application/gzip", length=None):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        else:
+            self.send_header("Connection", "close")
+        self.end_headers()
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        mode = self.path.strip("/").split("/")[0].split("?")[0]
+        body = gzip.compress(mboxrd())
+        if mode == "ok":
+            self.head(200, length=len(body))
+            self.wfile.write(body)
+        elif mode == "404":
+            page = b"<html>no match</html>"
+            self.head(404, "text/html", len(page))
+            self.wfile.write(page)
+        elif mode == "500":
+            page = b"<html>internal error</html>"
+            self.head(500, "text/html", len(page))
+            self.wfile.write(page)
+        elif mode == "plain":
+            page = b"<html><body>Service unavailable</body></html>\n"
+            self.head(200, "text/html", len(page))
+            self.wfile.write(page)
+        elif mode == "htmlgz":
+            page = gzip.compress(b"<html><body>Please log in</body></html>\n")
+            self.head(200, length=len(page))
+            self.wfile.write(page)
+        elif mode == "trunc":
+            self.head(200)
+            self.wfile.write(body[:len(body) - 12])
+            self.close_connection = True
+        elif mode == "reset":
+            self.head(200, length=len(body))
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.close_connection = True
+        elif mode == "stall":
+            self.head(200)
+            self.wfile.flush()
+            time.sleep(60)
+            self.close_connection = True
+        elif mode == "slow":
+            self.head(200)
+            for i in range(30):
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(2)
+            self.close_connection = True
+        elif mode == "bomb":
+            self.head(200)
+            z = zlib.compressobj(9, zlib.DEFLATED, 31)
+            self.wfile.write(z.compress(b"From mboxrd@z Thu Jan  1 00:00:00 1970\nSubject: x\n\n"))
+            zeros = b"0" * (1 << 20)
+            try:
+                for _ in range(4096):   # 4 GiB inflated, a few MiB sent
+                    self.wfile.write(z.compress(zeros))
+                self.wfile.write(z.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        elif mode == "redirect":
+            self.send_response(302)
+            self.send_header("Location", "http://192.0.2.1/all/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.head(400, "text/plain", 0)
+
+
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    srv = S(("127.0.0.1", int(sys.argv[1])), H)
+    threading.Timer(600, srv.shutdown).start()
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
