@@ -40,6 +40,11 @@ OBJS = $(LIB_OBJS) $(FS_OBJS) $(TEST_PROGS:=.o)
 
 all: leifs $(TEST_PROGS)
 
+# rebuild everything when the flags change (e.g. SANITIZE=1), as git does
+BUILD-FLAGS: FORCE
+	@echo '$(ALL_CFLAGS) $(ALL_CXXFLAGS) $(ALL_LDFLAGS)' >$@.new; \
+	if cmp -s $@ $@.new; then rm $@.new; else mv $@.new $@; fi
+
 leifs: $(FS_OBJS) libleifs.a
 	$(CXX) $(ALL_LDFLAGS) -o $@ $(FS_OBJS) libleifs.a $(LIBS)
 
@@ -48,6 +53,8 @@ libleifs.a: $(LIB_OBJS)
 
 $(TEST_PROGS): %: %.o libleifs.a
 	$(CXX) $(ALL_LDFLAGS) -o $@ $< libleifs.a $(LIBS)
+
+$(OBJS): BUILD-FLAGS
 
 %.o: %.c
 	$(CC) $(ALL_CFLAGS) -MD -MP -c -o $@ $<
@@ -62,7 +69,7 @@ bench: all
 	tests/bench/run.sh
 
 clean:
-	rm -f leifs libleifs.a $(TEST_PROGS) $(OBJS) $(OBJS:.o=.d)
+	rm -f leifs libleifs.a $(TEST_PROGS) $(OBJS) $(OBJS:.o=.d) BUILD-FLAGS
 
-.PHONY: all check bench clean
+.PHONY: all check bench clean FORCE
 -include $(OBJS:.o=.d)

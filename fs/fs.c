@@ -335,6 +335,32 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fs_getattr(req, ino, fi);
 }
 
+/*
+ * Reply with a copy of buf[off, off+size): the kernel may answer the caller,
+ * and the caller close the handle (freeing buf in release), while
+ * fuse_reply_buf() is still returning.
+ */
+static void reply_copy(fuse_req_t req, const char *buf, size_t len, off_t off,
+		       size_t size)
+{
+	char *copy;
+
+	if (off < 0 || (size_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (len - (size_t)off < size)
+		size = len - (size_t)off;
+	copy = malloc(size);
+	if (!copy) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(copy, buf + off, size);
+	fuse_reply_buf(req, copy, size);
+	free(copy);
+}
+
 /* ---- directories ---- */
 
 struct dirbuf {
@@ -489,7 +515,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		end += rec;
 	}
-	fuse_reply_buf(req, d->buf + off, end - (size_t)off);
+	reply_copy(req, d->buf, end, off, end - (size_t)off);
 }
 
 static void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -728,11 +754,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	int err;
 
 	if (t) {
-		if (off < 0 || (size_t)off >= t->len)
-			fuse_reply_buf(req, NULL, 0);
-		else
-			fuse_reply_buf(req, t->s + off,
-				       t->len - (size_t)off < size ? t->len - (size_t)off : size);
+		reply_copy(req, t->s, t->len, off, size);
 		return;
 	}
 	if (!(n = node_get(ino))) {

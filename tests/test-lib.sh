@@ -76,6 +76,14 @@ test_wait_for() {
 }
 
 test_done() {
+	# a daemon built with sanitizers reports to its log: any report fails
+	if [ -f "$TRASH/leifs.log" ] &&
+	   grep -q -E "AddressSanitizer|LeakSanitizer|runtime error:" "$TRASH/leifs.log"; then
+		test_failed=$((test_failed + 1))
+		say "not ok - $TEST_NAME: sanitizer report in leifs.log"
+		grep -A 30 -E "AddressSanitizer|LeakSanitizer|runtime error:" "$TRASH/leifs.log" |
+			head -n 60 | sed 's/^/#   /'
+	fi
 	say "$TEST_NAME: $test_passed passed, $test_failed failed, $test_skipped skipped"
 	printf '%s %s %s\n' "$test_passed" "$test_failed" "$test_skipped" \
 		>"$TEST_DIR/trash/$TEST_NAME.counts"
