@@ -19,18 +19,22 @@ struct item {
 	int64_t date;
 	size_t len;
 	char *raw;      /* NULL when the store already has the bytes */
+	int touch;      /* the view has it: only mark it seen (full search) */
 };
 
 struct cache_batch {
 	cache_t *c;
 	uint64_t view;
 	int to_cur;
+	uint32_t gen;
+	int full;
 	struct item *items;
 	size_t n, cap, bytes;
 	uint64_t added, known;
 };
 
-int cache_batch_new(cache_t *c, uint64_t view, int to_cur, cache_batch_t **out)
+int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
+		    int full, cache_batch_t **out)
 {
 	cache_batch_t *b = calloc(1, sizeof(*b));
 
@@ -40,6 +44,8 @@ int cache_batch_new(cache_t *c, uint64_t view, int to_cur, cache_batch_t **out)
 	b->c = c;
 	b->view = view;
 	b->to_cur = to_cur;
+	b->gen = gen;
+	b->full = full;
 	*out = b;
 	return 0;
 }
@@ -116,9 +122,10 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		return -rc;
 	if (rc == 1) {
 		b->known++;
-		return 0;
-	}
-	if (!stored) {
+		if (!b->full)
+			return 0;
+		it.touch = 1;
+	} else if (!stored) {
 		if (cache_mail_info(raw, len, &it.date, it.chash)) {
 			/* unparseable: keep it, never dedupe it */
 			EVP_Digest(it.oid, CACHE_OID_LEN, it.chash, NULL,
@@ -155,7 +162,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	unsigned char ekey[8 + CACHE_OID_LEN], dkey[8 + CACHE_CHASH_LEN];
 	MDB_val k = { sizeof(ekey), ekey }, d;
 	struct entry_rec er = {
-		.date = it->date, .size = it->len,
+		.date = it->date, .size = it->len, .gen = b->gen,
 		.where = b->to_cur ? CACHE_CUR : CACHE_NEW,
 	};
 	int rc;
@@ -163,10 +170,22 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	cache_key_id(ekey, b->view);
 	memcpy(ekey + 8, it->oid, CACHE_OID_LEN);
 	if ((rc = mdb_get(txn, b->c->entry, &k, &d)) != MDB_NOTFOUND) {
-		if (!rc)
+		if (rc || d.mv_size != sizeof(er))
+			return rc ? rc : EIO;
+		if (!it->touch)
 			b->known++;     /* twice in one answer */
-		return rc;
+		if (!b->full)
+			return 0;
+		memcpy(&er, d.mv_data, sizeof(er));
+		if (er.gen == b->gen)
+			return 0;
+		er.gen = b->gen;        /* seen by this full search: it stays */
+		d.mv_size = sizeof(er);
+		d.mv_data = &er;
+		return mdb_put(txn, b->c->entry, &k, &d, 0);
 	}
+	if (it->touch)
+		return 0;       /* the view lost it meanwhile (rmdir): nothing to mark */
 	memcpy(dkey, ekey, 8);
 	memcpy(dkey + 8, it->chash, CACHE_CHASH_LEN);
 	k.mv_size = sizeof(dkey);
@@ -196,7 +215,8 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	k.mv_data = ekey;
 	d.mv_size = sizeof(er);
 	d.mv_data = &er;
-	if ((rc = mdb_put(txn, b->c->entry, &k, &d, 0)))
+	if ((rc = mdb_put(txn, b->c->entry, &k, &d, 0)) ||
+	    (rc = cache_ref(b->c, txn, it->oid, 1)))
 		return rc;
 	b->added++;
 	return 0;

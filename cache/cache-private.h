@@ -13,6 +13,7 @@ struct cache {
 	MDB_dbi entry;  /* view id (8, big-endian) + oid -> entry_rec */
 	MDB_dbi dedupe; /* view id + content hash -> oid */
 	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
+	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
 };
 
 /* Records are host-endian and copied in and out with memcpy (LMDB values
@@ -28,7 +29,8 @@ struct msg_rec {
 struct view_rec {
 	uint64_t id;
 	int64_t created, last_ok, last_try;
-	uint32_t state, qlen, elen, pad;
+	uint32_t state, qlen, elen;
+	uint32_t gen;   /* generation of the last full search */
 };
 
 struct entry_rec {
@@ -37,10 +39,15 @@ struct entry_rec {
 	uint32_t flags;
 	uint8_t where;
 	uint8_t pad[3];
+	uint32_t gen;   /* generation of the last full search that saw it */
+	uint32_t pad2;
 };
 
 int cache_errno(int rc);
 void cache_key_id(unsigned char out[8], uint64_t id);
 int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e);
+/* Count one more (delta 1) or one less (-1) entry holding oid; the message
+ * goes when none is left. */
+int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta);
 
 #endif

@@ -9,6 +9,7 @@
  *   entries   (view id, oid) -> where the message is in the view (new/,
  *             cur/ or hidden by unlink), its maildir flags, date and size.
  *   dedupe    (view id, content hash) -> oid, lei's "content" dedupe.
+ *   refs      oid -> how many entries hold it; a message goes with its last.
  * A view's id is never reused, so rmdir + mkdir of one name starts fresh.
  *
  * Invariants: every entry's oid is in messages; a write transaction is never
@@ -57,6 +58,7 @@ struct cache_view {
 	int64_t last_try;       /* end time of the last search, ok or not */
 	int state;              /* enum cache_view_state */
 	char *error;            /* last error, "" when none */
+	uint32_t gen;           /* generation of the last full search */
 };
 
 void cache_view_release(struct cache_view *v);
@@ -74,8 +76,19 @@ int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v)
  * last_ok < 0 keeps the old bookmark. */
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 			  int64_t last_ok, int64_t last_try, const char *error);
-/* Remove a view, its entries, flags and dedupe records. */
+/* Remove a view, its entries, flags and dedupe records; messages no other
+ * view holds go too. */
 int cache_view_delete(cache_t *c, const char *name);
+/* Replace a view's query; the bookmark is cleared so that the next search
+ * is a full one.  EINVAL-free: the caller validated the query. */
+int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
+			 const char *query);
+/* Clear the bookmark: the next search is a full one. */
+int cache_view_reset(cache_t *c, const char *name, uint64_t id);
+/* After a successful full search of generation `gen`: drop the entries it
+ * did not see (hidden ones stay hidden), record gen.  *dropped gets the count. */
+int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
+		     uint64_t *dropped);
 
 /* ---- entries (a view's messages) ---- */
 
@@ -125,7 +138,10 @@ int cache_msg_read(cache_t *c, const unsigned char *oid, off_t off,
  */
 typedef struct cache_batch cache_batch_t;
 
-int cache_batch_new(cache_t *c, uint64_t view, int to_cur, cache_batch_t **out);
+/* gen: the generation that entries added get; with `full`, entries the view
+ * already has are marked with gen too (see cache_view_sweep). */
+int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
+		    int full, cache_batch_t **out);
 /* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
 int cache_batch_flush(cache_batch_t *b);

@@ -86,7 +86,8 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "view", MDB_CREATE, &c->view)) ||
 	    (rc = mdb_dbi_open(txn, "entry", MDB_CREATE, &c->entry)) ||
 	    (rc = mdb_dbi_open(txn, "dedupe", MDB_CREATE, &c->dedupe)) ||
-	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)))
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)) ||
+	    (rc = mdb_dbi_open(txn, "refs", MDB_CREATE, &c->refs)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
@@ -138,6 +139,7 @@ static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	v->last_ok = r.last_ok;
 	v->last_try = r.last_try;
 	v->state = (int)r.state;
+	v->gen = r.gen;
 	v->name = strndup(k->mv_data, k->mv_size);
 	v->query = strndup(p, r.qlen);
 	v->error = strndup(p + r.qlen, r.elen);
@@ -155,6 +157,7 @@ static int view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 		.id = v->id, .created = v->created, .last_ok = v->last_ok,
 		.last_try = v->last_try, .state = (uint32_t)v->state,
 		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
+		.gen = v->gen,
 	};
 	MDB_val k = { strlen(v->name), v->name };
 	MDB_val d = { sizeof(r) + r.qlen + r.elen, NULL };
@@ -257,8 +260,9 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 	return err;
 }
 
-int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  int64_t last_ok, int64_t last_try, const char *error)
+/* read-modify-write of view `name` (which must still be view `id`) */
+static int view_update(cache_t *c, const char *name, uint64_t id,
+		       int (*edit)(struct cache_view *v, void *arg), void *arg)
 {
 	MDB_val k = { strlen(name), (void *)name }, d;
 	struct cache_view v;
@@ -275,29 +279,194 @@ int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 		mdb_txn_abort(txn);
 		return err;
 	}
-	if (v.id != id) {       /* removed and made again meanwhile */
-		cache_view_release(&v);
-		mdb_txn_abort(txn);
-		return ENOENT;
-	}
-	v.state = state;
-	if (last_ok >= 0)
-		v.last_ok = last_ok;
-	v.last_try = last_try;
-	free(v.error);
-	v.error = strdup(error ? error : "");
-	if (!v.error) {
-		cache_view_release(&v);
-		mdb_txn_abort(txn);
-		return ENOMEM;
-	}
-	rc = view_put(txn, c, &v, 0);
+	err = v.id != id ? ENOENT : edit(&v, arg);   /* ENOENT: made anew meanwhile */
+	if (!err && (rc = view_put(txn, c, &v, 0)))
+		err = cache_errno(rc);
 	cache_view_release(&v);
-	if (rc) {
+	if (err) {
+		mdb_txn_abort(txn);
+		return err;
+	}
+	return cache_errno(mdb_txn_commit(txn));
+}
+
+struct result {
+	int state;
+	int64_t last_ok, last_try;
+	const char *error;
+};
+
+static int edit_result(struct cache_view *v, void *arg)
+{
+	const struct result *r = arg;
+	char *e = strdup(r->error ? r->error : "");
+
+	if (!e)
+		return ENOMEM;
+	v->state = r->state;
+	if (r->last_ok >= 0)
+		v->last_ok = r->last_ok;
+	v->last_try = r->last_try;
+	free(v->error);
+	v->error = e;
+	return 0;
+}
+
+int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
+			  int64_t last_ok, int64_t last_try, const char *error)
+{
+	struct result r = { state, last_ok, last_try, error };
+
+	return view_update(c, name, id, edit_result, &r);
+}
+
+static int edit_query(struct cache_view *v, void *arg)
+{
+	char *q = strdup(arg);
+
+	if (!q)
+		return ENOMEM;
+	free(v->query);
+	v->query = q;
+	v->last_ok = 0;
+	return 0;
+}
+
+int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
+			 const char *query)
+{
+	return view_update(c, name, id, edit_query, (void *)query);
+}
+
+static int edit_reset(struct cache_view *v, void *arg)
+{
+	(void)arg;
+	v->last_ok = 0;
+	return 0;
+}
+
+int cache_view_reset(cache_t *c, const char *name, uint64_t id)
+{
+	return view_update(c, name, id, edit_reset, NULL);
+}
+
+static int edit_gen(struct cache_view *v, void *arg)
+{
+	v->gen = *(uint32_t *)arg;
+	return 0;
+}
+
+int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
+{
+	MDB_val k = { CACHE_OID_LEN, (void *)oid }, d;
+	uint32_t n = 0;
+	int rc;
+
+	rc = mdb_get(txn, c->refs, &k, &d);
+	if (rc == 0 && d.mv_size == sizeof(n))
+		memcpy(&n, d.mv_data, sizeof(n));
+	else if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (delta > 0) {
+		n++;
+	} else if (n <= 1) {
+		/* the last holder: the message goes */
+		rc = mdb_del(txn, c->refs, &k, NULL);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		rc = mdb_del(txn, c->msg, &k, NULL);
+		return rc == MDB_NOTFOUND ? 0 : rc;
+	} else {
+		n--;
+	}
+	d.mv_size = sizeof(n);
+	d.mv_data = &n;
+	return mdb_put(txn, c->refs, &k, &d, 0);
+}
+
+/* Drop entries of view `id` (all of them, or those of another generation
+ * that are not hidden), with their dedupe records and message refs. */
+static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
+			uint32_t gen, uint64_t *dropped)
+{
+	unsigned char pfx[8];
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	cache_key_id(pfx, id);
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	if ((rc = mdb_cursor_open(txn, c->entry, &cur)))
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
+		struct entry_rec r;
+		unsigned char oid[CACHE_OID_LEN];
+
+		if (d.mv_size != sizeof(r) || k.mv_size != 8 + CACHE_OID_LEN) {
+			rc = EIO;
+			break;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		memcpy(oid, (char *)k.mv_data + 8, CACHE_OID_LEN);
+		if (all || (r.gen != gen && r.where != CACHE_HIDDEN)) {
+			if ((rc = mdb_cursor_del(cur, 0)) || (rc = cache_ref(c, txn, oid, -1)))
+				break;
+			if (dropped)
+				++*dropped;
+			rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
+		} else {
+			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		}
+	}
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND || rc == EINVAL)   /* EINVAL: deleted the last key */
+		rc = 0;
+	if (rc || all)
+		return rc;
+	/* dedupe records whose message left the view */
+	if ((rc = mdb_cursor_open(txn, c->dedupe, &cur)))
+		return rc;
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
+		unsigned char ekey[8 + CACHE_OID_LEN];
+		MDB_val ek = { sizeof(ekey), ekey }, ed;
+
+		memcpy(ekey, pfx, 8);
+		memcpy(ekey + 8, d.mv_data, d.mv_size == CACHE_OID_LEN ? CACHE_OID_LEN : 0);
+		if (d.mv_size == CACHE_OID_LEN &&
+		    mdb_get(txn, c->entry, &ek, &ed) == MDB_NOTFOUND) {
+			if ((rc = mdb_cursor_del(cur, 0)))
+				break;
+			rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
+		} else {
+			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
+
+int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
+		     uint64_t *dropped)
+{
+	MDB_txn *txn;
+	int rc, err;
+
+	*dropped = 0;
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = drop_entries(c, txn, id, 0, gen, dropped))) {
 		mdb_txn_abort(txn);
 		return cache_errno(rc);
 	}
-	return cache_errno(mdb_txn_commit(txn));
+	if ((rc = mdb_txn_commit(txn)))
+		return cache_errno(rc);
+	err = view_update(c, name, id, edit_gen, &gen);
+	return err;
 }
 
 /* delete every key of `dbi` that starts with the view id */
@@ -342,7 +511,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
 	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    (rc = delete_prefix(txn, c->entry, r.id)) ||
+	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = delete_prefix(txn, c->dedupe, r.id)))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));

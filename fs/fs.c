@@ -15,6 +15,7 @@
 #include "fs/fs.h"
 #include "fs/log.h"
 #include "fs/node.h"
+#include "query/query.h"
 
 #define FIXED_TIMEOUT 60.0      /* names that never change meaning */
 #define LIST_TIMEOUT 1.0        /* directories whose contents move */
@@ -166,7 +167,11 @@ static int node_attr(views_t *v, const struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
-		file_attr(st, 0444, (off_t)strlen(cv.query) + 1, (time_t)cv.created);
+		file_attr(st, 0644, (off_t)strlen(cv.query) + 1, (time_t)cv.created);
+		*timeout = 0;
+		break;
+	case N_REFRESH:
+		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
 		*timeout = 0;
 		break;
 	case N_STATUS:
@@ -190,7 +195,7 @@ static const struct {
 	int kind;
 } view_children[] = {
 	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
-	{ ".query", N_QUERY }, { ".status", N_STATUS },
+	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
 };
 
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */
@@ -321,18 +326,38 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, timeout);
 }
 
+static int do_setattr(views_t *v, const struct node *n, int to_set)
+{
+	/* truncating .query or .refresh is the first half of rewriting it */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH)
+		return EROFS;
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		return EROFS;
+	/* touch .refresh: refresh now */
+	if (n->kind == N_REFRESH && (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)))
+		return views_refresh(v, n->view, 0);
+	/* other time changes are accepted and ignored: clients (mbsync,
+	 * cp -p) set them as a courtesy */
+	return 0;
+}
+
 static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
+	struct node *n = node_get(ino);
+	int err;
+
 	(void)attr;
-	/* content and modes are fixed; time changes are accepted and
-	 * ignored, since clients (mbsync, cp -p) set them as a courtesy */
-	if (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE |
-		      FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		fuse_reply_err(req, EROFS);
+	if (!n) {
+		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fs_getattr(req, ino, fi);
+	err = do_setattr(V(req), n, to_set);
+	node_put(n);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fs_getattr(req, ino, fi);
 }
 
 /*
@@ -679,10 +704,15 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ---- files ---- */
 
+/* an open view file: generated text, or what is being written to it */
 struct text {
 	char *s;
-	size_t len;
+	size_t len, cap;
+	int writing;            /* opened for writing: s collects the new text */
+	int dirty;              /* written since last applied */
 };
+
+#define WRITE_MAX (QUERY_MAX + 2)
 
 static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
 {
@@ -691,9 +721,20 @@ static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
 	char *s = NULL;
 	int err;
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		return n->kind == N_MSG || n->kind == N_STATUS ||
-		       n->kind == N_QSTATUS || n->kind == N_QUERY ? EROFS : EISDIR;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		if (n->kind != N_QUERY && n->kind != N_REFRESH)
+			return n->kind == N_MSG || n->kind == N_STATUS ||
+			       n->kind == N_QSTATUS ? EROFS : EISDIR;
+		t = calloc(1, sizeof(*t));
+		if (!t || !(t->s = calloc(1, 1))) {
+			free(t);
+			return ENOMEM;
+		}
+		t->writing = 1;
+		fi->fh = (uint64_t)(uintptr_t)t;
+		fi->direct_io = 1;
+		return 0;
+	}
 	switch (n->kind) {
 	case N_MSG:
 		fi->keep_cache = 1;     /* bytes never change under a name */
@@ -704,6 +745,10 @@ static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
 		break;
 	case N_STATUS:
 		err = views_status(v, n->view, &s);
+		break;
+	case N_REFRESH:
+		s = strdup("");
+		err = s ? 0 : ENOMEM;
 		break;
 	case N_QUERY:
 		if ((err = node_view(v, n, &cv)))
@@ -719,13 +764,14 @@ static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
 	}
 	if (err)
 		return err;
-	t = malloc(sizeof(*t));
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		free(s);
 		return ENOMEM;
 	}
 	t->s = s;
 	t->len = strlen(s);
+	t->cap = t->len + 1;
 	fi->fh = (uint64_t)(uintptr_t)t;
 	fi->direct_io = 1;      /* generated: the size may change between reads */
 	return 0;
@@ -772,6 +818,75 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
+/* a written .query takes effect at its newline (or at close) */
+static int apply_text(views_t *v, const struct node *n, struct text *t)
+{
+	char why[256];
+
+	t->dirty = 0;
+	if (n->kind == N_REFRESH)
+		return views_refresh(v, n->view, !strncmp(t->s, "full", 4));
+	return views_set_query(v, n->view, t->s, why, sizeof(why));
+}
+
+static int do_write(views_t *v, const struct node *n, struct text *t,
+		    const char *buf, size_t size, off_t off)
+{
+	size_t end;
+
+	if (!t || !t->writing)
+		return EBADF;
+	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
+		return EFBIG;
+	end = (size_t)off + size;
+	if (end + 1 > t->cap) {
+		char *s = realloc(t->s, end + 1);
+
+		if (!s)
+			return ENOMEM;
+		t->s = s;
+		t->cap = end + 1;
+	}
+	if ((size_t)off > t->len)
+		memset(t->s + t->len, ' ', (size_t)off - t->len);
+	memcpy(t->s + off, buf, size);
+	if (end > t->len)
+		t->len = end;
+	t->s[t->len] = '\0';
+	t->dirty = 1;
+	if (n->kind == N_REFRESH || (t->len && t->s[t->len - 1] == '\n'))
+		return apply_text(v, n, t);
+	return 0;
+}
+
+static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct text *t = (struct text *)(uintptr_t)fi->fh;
+	struct node *n = node_get(ino);
+	int err = n ? do_write(V(req), n, t, buf, size, off) : ENOENT;
+
+	if (n)
+		node_put(n);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct text *t = (struct text *)(uintptr_t)fi->fh;
+	struct node *n;
+	int err = 0;
+
+	if (t && t->writing && t->dirty && (n = node_get(ino))) {
+		err = apply_text(V(req), n, t);
+		node_put(n);
+	}
+	fuse_reply_err(req, err);
+}
+
 static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct text *t = (struct text *)(uintptr_t)fi->fh;
@@ -807,6 +922,8 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.link = fs_link,
 	.open = fs_open,
 	.read = fs_read,
+	.write = fs_write,
+	.flush = fs_flush,
 	.release = fs_release,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,

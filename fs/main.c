@@ -17,7 +17,7 @@
 
 struct opts {
 	char *cache;
-	long refresh, timeout, margin;
+	long refresh, timeout, margin, refresh_all;
 	long max_message;
 	char *cafile;
 	int insecure;
@@ -32,6 +32,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("refresh=%ld", refresh),
 	OPT("timeout=%ld", timeout),
 	OPT("margin=%ld", margin),
+	OPT("refresh_all=%ld", refresh_all),
 	OPT("max_message=%ld", max_message),
 	OPT("cafile=%s", cafile),
 	OPT("insecure", insecure),
@@ -81,6 +82,7 @@ static void usage(FILE *f)
 "  -o refresh=SECONDS   a listing refreshes a view older than this (default 600)\n"
 "  -o timeout=SECONDS   no caller waits longer for the network (default 30)\n"
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
+"  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o max_message=BYTES largest message accepted (default 64 MiB)\n"
 "  -o cafile=FILE       trust this CA for HTTPS\n"
 "  -o insecure          do not verify TLS certificates (never the default)\n"
@@ -132,8 +134,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "leifs: no mountpoint given (see leifs --help)\n");
 		return 2;
 	}
-	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0) {
-		fprintf(stderr, "leifs: refresh, margin must be >= 0; timeout, max_message > 0\n");
+	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 ||
+	    o.refresh_all < 0) {
+		fprintf(stderr, "leifs: refresh, refresh_all, margin must be >= 0; timeout, max_message > 0\n");
 		return 2;
 	}
 	if (!o.cache && !(o.cache = default_cache())) {
@@ -151,7 +154,7 @@ int main(int argc, char *argv[])
 		.sources = o.nsources ? o.sources : default_source,
 		.nsources = o.nsources ? o.nsources : 1,
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
-		.margin = o.margin, .max_message = (size_t)o.max_message,
+		.margin = o.margin, .refresh_all = o.refresh_all, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)64 << 30, .cafile = o.cafile,
 		.insecure = o.insecure,
 	};
@@ -192,6 +195,10 @@ int main(int argc, char *argv[])
 		log_to_syslog();
 	if (views_open(&vo, &views, why, sizeof(why))) {
 		log_err("%s", why);
+		goto out_unmount;
+	}
+	if (views_start(views)) {
+		log_err("cannot start the refresh_all schedule");
 		goto out_unmount;
 	}
 	lc = fuse_loop_cfg_create();

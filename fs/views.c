@@ -19,8 +19,11 @@ struct live {
 	struct live *next;
 	uint64_t id;
 	int refreshing;
+	int again;              /* a refresh was asked for while one ran */
 	atomic_ulong progress;  /* messages received by the running refresh */
 	char *name;
+	char *last_query;       /* the query text last sent */
+	uint64_t last_msgs, last_bytes;  /* what the last search fetched */
 };
 
 struct views {
@@ -32,6 +35,8 @@ struct views {
 	int running;            /* refresh threads; protected by lock */
 	atomic_int stop;
 	char last_refusal[512]; /* protected by lock */
+	pthread_t timer;        /* refresh_all schedule */
+	int timer_running;
 };
 
 struct job {
@@ -75,12 +80,18 @@ void views_close(views_t *v)
 		return;
 	atomic_store(&v->stop, 1);
 	pthread_mutex_lock(&v->lock);
+	pthread_cond_broadcast(&v->done);       /* wakes the timer */
+	pthread_mutex_unlock(&v->lock);
+	if (v->timer_running)
+		pthread_join(v->timer, NULL);
+	pthread_mutex_lock(&v->lock);
 	while (v->running)
 		pthread_cond_wait(&v->done, &v->lock);
 	pthread_mutex_unlock(&v->lock);
 	for (l = v->live; l; l = next) {
 		next = l->next;
 		free(l->name);
+		free(l->last_query);
 		free(l);
 	}
 	cache_close(v->cache);
@@ -179,22 +190,33 @@ static void refresh(views_t *v, struct live *l)
 	struct cache_view cv;
 	char *norm = NULL, *q = NULL, err_text[600] = "";
 	cache_batch_t *batch = NULL;
-	uint64_t count = 0, received = 0;
+	uint64_t count = 0, received = 0, dropped = 0, bytes = 0;
 	time_t start = time(NULL);
-	int i, err, failed = 0;
+	int i, err, failed = 0, full;
+	uint32_t gen;
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
 		return;         /* removed meanwhile */
 	if (cv.id != l->id)
 		goto out;
+	/* no bookmark: a full search, after which what it did not find goes */
+	full = cv.last_ok <= 0;
+	/* a full search marks what it sees with a new generation; what an
+	 * incremental one adds belongs to the current one, so the next full
+	 * search can still drop it */
+	gen = full ? cv.gen + 1 : cv.gen;
 	if ((err = cache_entry_count(v->cache, cv.id, &count)) ||
 	    (err = query_normalize(cv.query, &norm)) ||
-	    (err = query_incremental(norm, cv.last_ok > 0 ? cv.last_ok - v->o.margin : 0, &q)) ||
-	    (err = cache_batch_new(v->cache, cv.id, count == 0, &batch))) {
+	    (err = query_incremental(norm, full ? 0 : cv.last_ok - v->o.margin, &q)) ||
+	    (err = cache_batch_new(v->cache, cv.id, count == 0, gen, full, &batch))) {
 		snprintf(err_text, sizeof(err_text), "%s", strerror(err));
 		failed = 1;
 		goto record;
 	}
+	pthread_mutex_lock(&v->lock);
+	free(l->last_query);
+	l->last_query = strdup(q);
+	pthread_mutex_unlock(&v->lock);
 	for (i = 0; i < v->o.nsources; i++) {
 		struct net_req req = {
 			.url = v->o.sources[i], .query = q, .timeout = v->o.timeout,
@@ -207,6 +229,7 @@ static void refresh(views_t *v, struct live *l)
 		log_debug("search %s q=%s", req.url, q);
 		err = net_search(&req, on_message, &s, &res);
 		received += res.messages;
+		bytes += res.bytes;
 		if (!err)
 			err = cache_batch_flush(batch);
 		else
@@ -220,9 +243,24 @@ static void refresh(views_t *v, struct live *l)
 			failed = 1;
 		}
 	}
+	if (!failed && full &&
+	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, &dropped))) {
+		snprintf(err_text, sizeof(err_text), "cannot drop old results: %s",
+			 strerror(err));
+		failed = 1;
+	}
 record:
+	pthread_mutex_lock(&v->lock);
+	l->last_msgs = received;
+	l->last_bytes = bytes;
+	pthread_mutex_unlock(&v->lock);
 	if (failed)
 		log_err("refresh of %s failed: %s", l->name, err_text);
+	else
+		log_debug("refresh of %s: %llu received, %llu new, %llu dropped",
+			  l->name, (unsigned long long)received,
+			  (unsigned long long)(batch ? cache_batch_added(batch) : 0),
+			  (unsigned long long)dropped);
 	/* as lei: move the bookmark only after a search that succeeded and
 	 * found something (an empty answer may be a server-side hiccup) */
 	cache_view_set_result(v->cache, l->name, l->id,
@@ -241,8 +279,13 @@ static void *refresh_thread(void *arg)
 	struct job *j = arg;
 	views_t *v = j->v;
 
-	refresh(v, j->l);
 	pthread_mutex_lock(&v->lock);
+	do {
+		j->l->again = 0;
+		pthread_mutex_unlock(&v->lock);
+		refresh(v, j->l);
+		pthread_mutex_lock(&v->lock);
+	} while (j->l->again && !atomic_load(&v->stop));
 	j->l->refreshing = 0;
 	v->running--;
 	pthread_cond_broadcast(&v->done);
@@ -252,15 +295,17 @@ static void *refresh_thread(void *arg)
 }
 
 /* lock held */
-static int start_refresh(views_t *v, struct live *l)
+static int start_refresh(views_t *v, struct live *l, int forced)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	struct job *j;
 	int err;
 
-	if (l->refreshing)
+	if (l->refreshing) {
+		l->again |= forced;
 		return 0;
+	}
 	if (atomic_load(&v->stop))
 		return ESHUTDOWN;
 	j = malloc(sizeof(*j));
@@ -300,7 +345,7 @@ int views_listing(views_t *v, const char *name)
 		goto out;
 	}
 	if (cv.last_try == 0 || now - cv.last_try >= v->o.refresh)
-		err = start_refresh(v, l);
+		err = start_refresh(v, l, 0);
 	if (err || cv.last_try != 0)
 		goto out;
 	/* the first fill: wait for it, but never past the timeout */
@@ -346,7 +391,8 @@ int views_status(views_t *v, const char *name, char **out)
 	char last[64], ok[64];
 	int refreshing = 0, i, err;
 	unsigned long progress = 0;
-	char *buf = NULL;
+	char *buf = NULL, *last_query = NULL;
+	uint64_t last_msgs = 0, last_bytes = 0;
 	size_t len = 0;
 	FILE *f;
 
@@ -358,16 +404,21 @@ int views_status(views_t *v, const char *name, char **out)
 		return err;
 	}
 	pthread_mutex_lock(&v->lock);
-	for (l = v->live; l; l = l->next)
-		if (l->id == cv.id && l->refreshing) {
-			refreshing = 1;
-			progress = atomic_load(&l->progress);
-		}
+	for (l = v->live; l; l = l->next) {
+		if (l->id != cv.id)
+			continue;
+		refreshing = l->refreshing;
+		progress = atomic_load(&l->progress);
+		last_query = l->last_query ? strdup(l->last_query) : NULL;
+		last_msgs = l->last_msgs;
+		last_bytes = l->last_bytes;
+	}
 	pthread_mutex_unlock(&v->lock);
 	fmt_time(cv.last_try, last, sizeof(last));
 	fmt_time(cv.last_ok, ok, sizeof(ok));
 	f = open_memstream(&buf, &len);
 	if (!f) {
+		free(last_query);
 		cache_view_release(&cv);
 		return ENOMEM;
 	}
@@ -378,10 +429,16 @@ int views_status(views_t *v, const char *name, char **out)
 	fprintf(f, "last-result: %s\n", ok);
 	if (refreshing)
 		fprintf(f, "progress: %lu received\n", progress);
+	if (last_query) {
+		fprintf(f, "last-query: %s\n", last_query);
+		fprintf(f, "last-fetch: %llu messages, %llu bytes\n",
+			(unsigned long long)last_msgs, (unsigned long long)last_bytes);
+	}
 	for (i = 0; i < v->o.nsources; i++)
 		fprintf(f, "source: %s\n", v->o.sources[i]);
 	fprintf(f, "error: %s\n", cv.error);
 	fclose(f);
+	free(last_query);
 	cache_view_release(&cv);
 	*out = buf;
 	return buf ? 0 : ENOMEM;
@@ -404,4 +461,110 @@ int views_errors(views_t *v, char **out)
 	fclose(f);
 	*out = buf;
 	return buf ? 0 : ENOMEM;
+}
+
+int views_refresh(views_t *v, const char *name, int full)
+{
+	struct cache_view cv;
+	struct live *l;
+	int err;
+
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	if (full && (err = cache_view_reset(v->cache, name, cv.id))) {
+		cache_view_release(&cv);
+		return err;
+	}
+	pthread_mutex_lock(&v->lock);
+	l = live_get(v, cv.id, name);
+	err = l ? start_refresh(v, l, 1) : ENOMEM;
+	pthread_mutex_unlock(&v->lock);
+	cache_view_release(&cv);
+	return err;
+}
+
+int views_set_query(views_t *v, const char *name, const char *text,
+		    char *why, size_t whylen)
+{
+	struct cache_view cv;
+	const char *reason = NULL;
+	char *q = NULL;
+	size_t n = strlen(text), i;
+	int err;
+
+	why[0] = '\0';
+	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		n--;
+	if (!(q = strndup(text, n)))
+		return ENOMEM;
+	for (i = 0; i < n; i++)         /* several lines make one query */
+		if (q[i] == '\n' || q[i] == '\r' || q[i] == '\t')
+			q[i] = ' ';
+	if ((err = query_validate(q, &reason))) {
+		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
+		log_err("new query for %s refused: %s", name, why);
+		free(q);
+		return err;
+	}
+	if (!(err = cache_view_get(v->cache, name, &cv))) {
+		err = cache_view_set_query(v->cache, name, cv.id, q);
+		cache_view_release(&cv);
+	}
+	free(q);
+	return err ? err : views_refresh(v, name, 1);
+}
+
+struct due {
+	views_t *v;
+	time_t now;
+};
+
+static int refresh_if_due(void *arg, const struct cache_view *cv)
+{
+	struct due *d = arg;
+	struct live *l;
+
+	if (d->now - cv->last_try < d->v->o.refresh_all)
+		return 0;
+	pthread_mutex_lock(&d->v->lock);
+	l = live_get(d->v, cv->id, cv->name);
+	if (l)
+		start_refresh(d->v, l, 0);
+	pthread_mutex_unlock(&d->v->lock);
+	return 0;
+}
+
+/* lei up --all on a timer: every view whose last search is older than
+ * refresh_all, checked every few seconds, so views made meanwhile join */
+static void *timer_thread(void *arg)
+{
+	views_t *v = arg;
+	long tick = v->o.refresh_all < 10 ? v->o.refresh_all : 10;
+
+	while (!atomic_load(&v->stop)) {
+		struct timespec until;
+		struct due d = { v, time(NULL) };
+
+		cache_view_each(v->cache, refresh_if_due, &d);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += tick > 0 ? tick : 1;
+		pthread_mutex_lock(&v->lock);
+		while (!atomic_load(&v->stop) &&
+		       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
+			;
+		pthread_mutex_unlock(&v->lock);
+	}
+	return NULL;
+}
+
+int views_start(views_t *v)
+{
+	int err;
+
+	if (v->o.refresh_all <= 0)
+		return 0;
+	if ((err = pthread_create(&v->timer, NULL, timer_thread, v)))
+		return err;
+	v->timer_running = 1;
+	return 0;
 }

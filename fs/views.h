@@ -26,6 +26,7 @@ struct views_opts {
 	long refresh;           /* seconds; 0: every listing */
 	long timeout;           /* seconds a caller may wait for the network */
 	long margin;            /* seconds subtracted from the dt: bound */
+	long refresh_all;       /* refresh every view this often; 0: off */
 	size_t max_message;
 	size_t map_size;        /* LMDB map size */
 	const char *cafile;
@@ -35,6 +36,8 @@ struct views_opts {
 typedef struct views views_t;
 
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
+/* Start the refresh_all schedule, if any (after daemonizing). */
+int views_start(views_t *v);
 /* Stop refreshes (they end as failed, keeping what was stored) and close. */
 void views_close(views_t *v);
 
@@ -51,6 +54,15 @@ int views_get(views_t *v, const char *name, struct cache_view *out);
 
 /* A listing of the view (or its cur/ new/): refresh by the policy above. */
 int views_listing(views_t *v, const char *name);
+
+/* Refresh now (VIEW/.refresh); `full` forgets the bookmark, so the whole
+ * answer is fetched again and what it no longer holds leaves the view.
+ * Does not wait. */
+int views_refresh(views_t *v, const char *name, int full);
+/* Replace the query (VIEW/.query): checked as at mkdir, then a full
+ * refresh; flags and hidden messages of what stays are kept. */
+int views_set_query(views_t *v, const char *name, const char *text,
+		    char *why, size_t whylen);
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);

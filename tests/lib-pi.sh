@@ -5,8 +5,8 @@
 #   pi_start WORK PORT [RUN] public-inbox-httpd on 127.0.0.1:PORT, pid and logs
 #                           in RUN (default WORK); stopped at exit
 #   pi_stop RUN
-#   pi_add WORK LIST FILE   deliver one more message with public-inbox-mda
-#                           and update /all/
+#   pi_add WORK LIST FILE [RUN]  deliver one more message with
+#                           public-inbox-mda, update /all/, tell the httpd
 pi_build() {
 	local w=$1 md=$2 l
 	export PI_CONFIG="$w/pi-config"
@@ -44,10 +44,16 @@ pi_stop() {
 }
 
 pi_add() {
-	local w=$1 l=$2 f=$3
+	local w=$1 l=$2 f=$3 run=${4:-$1}
 	export PI_CONFIG="$w/pi-config"
 	ORIGINAL_RECIPIENT="$l@vger.kernel.org" public-inbox-mda --no-precheck <"$f" &&
-	public-inbox-extindex --no-fsync --all "$w/all" >>"$w/build.log" 2>&1
+	public-inbox-extindex --no-fsync --all "$w/all" >>"$w/build.log" 2>&1 || return 1
+	# a running httpd keeps its Xapian handles open for up to 30 s of
+	# idleness and would not see the new message: SIGHUP drops them
+	if [ -s "$run/httpd.pid" ]; then
+		kill -HUP "$(cat "$run/httpd.pid")" && sleep 1
+	fi
+	return 0
 }
 
 # lei, isolated: its own HOME and XDG dirs under $TRASH/lei-home

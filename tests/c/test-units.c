@@ -279,7 +279,7 @@ static void test_cache(void)
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
 	CHECK(cache_view_create(c, "s:rtc", "s:rtc", &v) == 0);
 	CHECK(cache_view_create(c, "s:rtc", "s:rtc", NULL) == EEXIST);
-	CHECK(cache_batch_new(c, v.id, 1, &b) == 0);
+	CHECK(cache_batch_new(c, v.id, 1, 1, 1, &b) == 0);
 	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_add(b, msg1dup, sizeof(msg1dup) - 1) == 0);
 	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
@@ -332,6 +332,66 @@ static void test_cache(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* refs and sweeps: shared messages live while a view holds them */
+static void test_sweep(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300], buf[8];
+	unsigned char o1[CACHE_OID_LEN], o2[CACHE_OID_LEN];
+	struct cache_view a, b, a2;
+	struct cache_entry e;
+	cache_batch_t *bt;
+	uint64_t dropped = 0;
+	size_t n;
+	cache_t *c;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	cache_oid(msg1, sizeof(msg1) - 1, o1);
+	cache_oid(msg2, sizeof(msg2) - 1, o2);
+	CHECK(cache_view_create(c, "a", "s:a", &a) == 0);
+	CHECK(cache_view_create(c, "b", "s:b", &b) == 0);
+	CHECK(cache_batch_new(c, a.id, 1, 1, 1, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(cache_batch_new(c, b.id, 1, 1, 1, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 1);
+	cache_batch_free(bt);
+	/* a flag on msg1 in view a, then a full search that finds only msg1 */
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_CUR, 1u << 4) == 0);
+	CHECK(cache_batch_new(c, a.id, 0, 2, 1, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, &dropped) == 0 && dropped == 1);
+	CHECK(cache_entry_get(c, a.id, o2, &e) == ENOENT);
+	CHECK(cache_entry_get(c, a.id, o1, &e) == 0 && e.flags == 1u << 4);
+	CHECK(cache_view_get(c, "a", &a2) == 0 && a2.gen == 2);
+	cache_view_release(&a2);
+	/* msg2 was held by view a only: gone from the store */
+	CHECK(cache_msg_read(c, o2, 0, 4, buf, &n) == ENOENT);
+	/* msg1 is held by both; removing a leaves it for b, removing b frees it */
+	CHECK(cache_view_delete(c, "a") == 0);
+	CHECK(cache_msg_read(c, o1, 0, 4, buf, &n) == 0 && n == 4);
+	CHECK(cache_view_delete(c, "b") == 0);
+	CHECK(cache_msg_read(c, o1, 0, 4, buf, &n) == ENOENT);
+	/* set_query clears the bookmark */
+	CHECK(cache_view_create(c, "q", "s:q", &a2) == 0);
+	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, 100, 100, "") == 0);
+	CHECK(cache_view_set_query(c, "q", a2.id, "s:other") == 0);
+	cache_view_release(&a2);
+	CHECK(cache_view_get(c, "q", &a2) == 0 && a2.last_ok == 0 &&
+	      !strcmp(a2.query, "s:other"));
+	cache_view_release(&a2);
+	cache_view_release(&a);
+	cache_view_release(&b);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_names();
@@ -340,6 +400,7 @@ int main(void)
 	test_mboxrd();
 	test_gunzip();
 	test_cache();
+	test_sweep();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Views that stay current: incremental refresh on listing (with the dt:
+# bound), flags and deletes that survive refreshes and remounts, .refresh,
+# rewriting .query, offline and catching up, the refresh_all schedule,
+# readers during refreshes.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-pi.sh"
+
+W="$TRASH/pi"
+M="$TRASH/mnt"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/all/"
+OPTS="-o source=$URL,cache=$TRASH/cache,refresh=1,timeout=10"
+V="$M/queries/s:rtc"
+n=0
+
+# new_mail SUBJECT: a fresh message for linux-rtc, delivered with public-inbox-mda
+new_mail() {
+	n=$((n + 1))
+	cat >"$TRASH/new-$n.eml" <<EOM
+From: Test Sender <sender@example.org>
+To: linux-rtc@vger.kernel.org
+Subject: $1
+Date: $(date -R)
+Message-ID: <leifs-new-$n-$$@example.org>
+
+A new message, number $n.
+EOM
+	pi_add "$W" linux-rtc "$TRASH/new-$n.eml" "$TRASH"
+}
+status() { sed -n "s/^$2: //p" "$1/.status"; }
+
+test_expect_success 'a public-inbox of its own (mail is added to it)' '
+	python3 "$TEST_DIR/gen-mail.py" -s 3 -n 20 mail >/dev/null &&
+	pi_build "$W" mail && pi_start "$W" "$PORT" "$TRASH"
+'
+test_expect_success 'first listing fills cur/' '
+	leifs_mount "$M" $OPTS && mkdir "$V" &&
+	ls "$V/cur" >cur0 && [ "$(wc -l <cur0)" -gt 5 ] && [ -z "$(ls "$V/new")" ] &&
+	status "$V" last-query >q && echo "s:rtc" >expect && test_cmp expect q
+'
+test_expect_success 'new mail appears in new/ after the refresh interval, via dt:' '
+	new_mail "[PATCH] rtc: brand new driver" && sleep 1.2 &&
+	ls "$V/cur" >/dev/null &&
+	test_wait_for 20 "[ \$(ls \"$V/new\" | wc -l) -eq 1 ]" &&
+	grep -l "leifs-new-1-" "$V"/new/* &&
+	check_oids "$V"/new/* &&
+	ls "$V/cur" >cur1 && test_cmp cur0 cur1 &&
+	status "$V" last-query | grep -E "^\(s:rtc\) AND dt:[0-9]{14}\.\.$"
+'
+f=$(head -n 1 "$TRASH/cur0") g=$(sed -n 2p "$TRASH/cur0")
+test_expect_success 'flags and deletes survive a forced full refresh' '
+	mv "$V/cur/$f" "$V/cur/${f}FS" && rm "$V/cur/$g" &&
+	last=$(status "$V" last-refresh) &&
+	echo full >"$V/.refresh" &&
+	test_wait_for 20 "[ \"\$(status \"$V\" last-query)\" = s:rtc ] && grep -q \"^state: fresh\" \"$V/.status\"" &&
+	[ -e "$V/cur/${f}FS" ] && [ ! -e "$V/cur/$g" ] && ! ls "$V/new" "$V/cur" | grep -q "${g%%:*}" &&
+	ls "$V/new" | wc -l >nnew && echo 1 >expect && test_cmp expect nnew
+'
+test_expect_success 'touch .refresh refreshes now' '
+	new_mail "[PATCH] rtc: second new driver" &&
+	touch "$V/.refresh" &&
+	test_wait_for 20 "[ \$(ls \"$V/new\" | wc -l) -eq 2 ]"
+'
+test_expect_success 'a bad .query is refused and changes nothing' '
+	! sh -c "echo \"(s:rtc\" >\"$V/.query\"" 2>err && cat err &&
+	echo s:rtc >expect && test_cmp expect "$V/.query"
+'
+test_expect_success 'writing .query re-runs the search; flags of what stays are kept' '
+	sub=$(grep -l "^Subject: .*rtc: core" "$V"/cur/* | head -n 1) &&
+	mv "$sub" "$sub"F && sub=$(basename "$sub")F &&
+	echo "s:rtc AND s:core" >"$V/.query" &&
+	echo "s:rtc AND s:core" >expect && test_cmp expect "$V/.query" &&
+	test_wait_for 20 "[ \"\$(status \"$V\" last-query)\" = \"s:rtc AND s:core\" ] && grep -q \"^state: fresh\" \"$V/.status\"" &&
+	[ -e "$V/cur/$sub" ] &&
+	curl -fsS -d "" "${URL}?q=s%3Artc+AND+s%3Acore&x=m" | gzip -dc >answer &&
+	grep -c "^From mboxrd@z" answer >expect && ls "$V/cur" "$V/new" | grep -c leifs >actual &&
+	test_cmp expect actual && ! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null
+'
+test_expect_success 'server down: listings answer from the cache, .status says so' '
+	pi_stop "$TRASH" && ls "$V/cur" | sort >had && sleep 1.2 &&
+	start=$(date +%s) && ls "$V/cur" | sort >now && [ $(($(date +%s) - start)) -le 2 ] &&
+	test_cmp had now &&
+	test_wait_for 15 "grep -q \"^state: failed\" \"$V/.status\"" &&
+	grep "^error: .*onnect" "$V/.status"
+'
+test_expect_success 'server back: the view catches up with mail sent meanwhile' '
+	new_mail "[PATCH] rtc: core: written while offline" &&
+	pi_start "$W" "$PORT" "$TRASH" && sleep 1.2 && ls "$V/cur" >/dev/null &&
+	test_wait_for 20 "grep -q -l \"written while offline\" \"$V\"/new/* 2>/dev/null" &&
+	grep -q "^state: fresh" "$V/.status"
+'
+test_expect_success 'readers see whole files while refreshes run' '
+	pids="" &&
+	for i in 1 2 3; do
+		( for j in $(seq 10); do
+			for x in "$V"/cur/* "$V"/new/*; do [ -e "$x" ] && check_oids "$x" || true; done
+		  done >reader-$i.out 2>&1 ) &
+		pids="$pids $!"
+	done
+	for j in $(seq 8); do echo full >"$V/.refresh"; sleep 0.3; done
+	wait $pids &&
+	! grep -q "bad oid" reader-*.out &&
+	! grep -q -v "No such file" reader-*.out
+'
+test_expect_success 'flags and deletes survive a remount' '
+	ls "$V/cur" "$V/new" | sort >before &&
+	leifs_umount "$M" && leifs_mount "$M" $OPTS &&
+	ls "$V/cur" "$V/new" | sort >after && test_cmp before after && [ -e "$V/cur/$sub" ]
+'
+test_expect_success 'rmdir then mkdir starts fresh' '
+	rmdir "$V" && mkdir "$V" && ls "$V/cur" >/dev/null &&
+	! ls "$V/cur" | grep -q ":2,.*[FS]" && [ -z "$(ls "$V/new")" ] &&
+	ls "$V/cur" | grep -q "${g%%:*}"
+'
+test_expect_success 'listings within the refresh interval do not search' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$URL,cache=$TRASH/cache,refresh=3600,timeout=10" &&
+	before=$(status "$V" last-refresh) && sleep 1.1 &&
+	ls "$V/cur" "$V/new" >/dev/null && ls "$V" >/dev/null && ls "$V/cur" >/dev/null &&
+	sleep 0.5 && [ "$(status "$V" last-refresh)" = "$before" ] &&
+	grep -q "^state: fresh" "$V/.status"
+'
+test_expect_success 'refresh_all refreshes views nobody lists' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$URL,cache=$TRASH/cache,refresh=100000,refresh_all=1,timeout=10" &&
+	c0=$(status "$V" messages) && new_mail "[PATCH] rtc: found by the schedule" &&
+	test_wait_for 20 "[ \$(status \"$V\" messages) -gt $c0 ]"
+'
+test_done

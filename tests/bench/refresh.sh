@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# refresh.sh: an incremental refresh of a large view when 10 messages are
+# new, side by side with lei up of the same saved search against the same
+# public-inbox-httpd: wall time (median of RUNS rounds, 10 new messages each)
+# and what leifs fetched.  The archive is generated (THREADS threads, about
+# 3.5 messages each: the default makes about 10,000 matches).
+set -u
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+TEST_DIR=$(cd "$BENCH_DIR/.." && pwd)
+SRC_DIR=$(cd "$TEST_DIR/.." && pwd)
+TRASH="$TEST_DIR/trash/bench-refresh"
+RUNS=${RUNS:-3}
+THREADS=${THREADS:-2900}
+rm -rf "$TRASH"; mkdir -p "$TRASH"
+cleanup=""
+trap 'eval "$cleanup"' EXIT
+test_atexit() { cleanup="$1; $cleanup"; }
+test_wait_for() {
+	local t=$1 i=0; shift
+	while ! eval "$*"; do i=$((i + 1)); [ $i -lt $((t * 100)) ] || return 1; sleep 0.01; done
+}
+. "$TEST_DIR/lib-pi.sh"
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
+median() { sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+lei_env() {
+	HOME="$TRASH/lei" XDG_RUNTIME_DIR="$TRASH/lei/run" XDG_CONFIG_HOME="$TRASH/lei/config" \
+	XDG_DATA_HOME="$TRASH/lei/data" XDG_CACHE_HOME="$TRASH/lei/cache" "$@"
+}
+
+W="$TRASH/pi"
+echo "building an archive of $THREADS threads..." >&2
+python3 "$TEST_DIR/gen-mail.py" -n "$THREADS" "$TRASH/mail" && pi_build "$W" "$TRASH/mail" || exit 1
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pi_start "$W" "$PORT" "$TRASH" || exit 1
+URL="http://127.0.0.1:$PORT/all/"
+Q='s:PATCH'
+
+M="$TRASH/mnt"; mkdir -p "$M"
+"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=300,refresh=100000" "$M" || exit 1
+test_atexit "fusermount3 -u $M"
+V="$M/queries/$Q"
+mkdir "$V" && ls "$V/cur" | wc -l >"$TRASH/n"
+mkdir -p "$TRASH/lei/run"
+lei_env lei q -q --no-local --only "$URL" -o "$TRASH/lei-out" --stdin <<<"$Q" 2>/dev/null
+test_atexit "lei_env lei daemon-kill"
+echo "cached: leifs $(cat "$TRASH/n") messages, lei $(ls "$TRASH/lei-out/cur" | wc -l)" >&2
+
+k=0
+for r in $(seq "$RUNS"); do
+	for i in $(seq 10); do
+		k=$((k + 1))
+		printf 'From: New <new@example.org>\nTo: linux-rtc@vger.kernel.org\nSubject: [PATCH] rtc: new %d\nDate: %s\nMessage-ID: <bench-%d-%d@example.org>\n\nnew\n' \
+			"$k" "$(date -R)" "$k" "$$" >"$TRASH/new.eml"
+		pi_add "$W" linux-rtc "$TRASH/new.eml" "$TRASH" >/dev/null 2>&1
+	done
+	before=$(ls "$V/new" | wc -l)
+	t0=$(now)
+	touch "$V/.refresh"
+	test_wait_for 120 "[ \$(ls \"$V/new\" | wc -l) -ge $((before + 10)) ]" || echo "leifs missed messages" >&2
+	t1=$(now)
+	calc "$t1 - $t0" >>"$TRASH/t.leifs"
+	sed -n 's/^last-fetch: //p' "$V/.status" >>"$TRASH/fetch.leifs"
+	t0=$(now)
+	lei_env lei up -q "$TRASH/lei-out" 2>/dev/null
+	t1=$(now)
+	calc "$t1 - $t0" >>"$TRASH/t.lei"
+done
+l=$(median <"$TRASH/t.leifs"); e=$(median <"$TRASH/t.lei")
+printf 'incremental refresh: 10 new among %s cached (query %s)\n' "$(cat "$TRASH/n")" "$Q"
+printf '%-10s %10s %10s\n' what "median s" "vs leifs"
+printf '%-10s %10.3f %9.2fx\n' leifs "$l" 1
+printf '%-10s %10.3f %9.2fx\n' "lei up" "$e" "$(calc "$e / $l")"
+printf 'leifs fetched per refresh: %s\n' "$(tail -n 1 "$TRASH/fetch.leifs")"
