@@ -171,6 +171,28 @@ int views_get(views_t *v, const char *name, struct cache_view *out)
 	return cache_view_get(v->cache, name, out);
 }
 
+/* a URL as shown in .status and logs: any user:password@ is masked */
+static void url_shown(const char *url, char *buf, size_t len)
+{
+	const char *scheme = strstr(url, "://");
+	const char *host = scheme ? scheme + 3 : url;
+	const char *end = host + strcspn(host, "/?#");
+	const char *at = memchr(host, '@', (size_t)(end - host));
+
+	if (!at)
+		snprintf(buf, len, "%s", url);
+	else
+		snprintf(buf, len, "%.*s***@%s", (int)(host - url), url, at + 1);
+}
+
+static void print_url(FILE *f, const char *url)
+{
+	char buf[1024];
+
+	url_shown(url, buf, sizeof(buf));
+	fputs(buf, f);
+}
+
 struct sink {
 	cache_batch_t *batch;
 	struct live *l;
@@ -226,7 +248,12 @@ static void refresh(views_t *v, struct live *l)
 		struct net_res res;
 		struct sink s = { batch, l };
 
-		log_debug("search %s q=%s", req.url, q);
+		{
+			char shown[512];
+
+			url_shown(req.url, shown, sizeof(shown));
+			log_debug("search %s q=%s", shown, q);
+		}
 		err = net_search(&req, on_message, &s, &res);
 		received += res.messages;
 		bytes += res.bytes;
@@ -235,11 +262,20 @@ static void refresh(views_t *v, struct live *l)
 		else
 			cache_batch_flush(batch);   /* keep whole messages that came */
 		if (err) {
-			size_t n = strlen(err_text);
+			size_t n = strlen(err_text), room = sizeof(err_text) - 1 - n;
+			char shown[256], piece[600];
+			int len;
 
-			snprintf(err_text + n, sizeof(err_text) - n, "%s%s: %s",
-				 n ? "; " : "", req.url,
-				 res.error[0] ? res.error : strerror(err));
+			/* one "URL: reason" per failed source, "; " between */
+			url_shown(req.url, shown, sizeof(shown));
+			len = snprintf(piece, sizeof(piece), "%s%s: %s", n ? "; " : "",
+				       shown, res.error[0] ? res.error : strerror(err));
+			if (len > 0) {
+				size_t m = (size_t)len < room ? (size_t)len : room;
+
+				memcpy(err_text + n, piece, m);
+				err_text[n + m] = '\0';
+			}
 			failed = 1;
 		}
 	}
@@ -434,8 +470,11 @@ int views_status(views_t *v, const char *name, char **out)
 		fprintf(f, "last-fetch: %llu messages, %llu bytes\n",
 			(unsigned long long)last_msgs, (unsigned long long)last_bytes);
 	}
-	for (i = 0; i < v->o.nsources; i++)
-		fprintf(f, "source: %s\n", v->o.sources[i]);
+	for (i = 0; i < v->o.nsources; i++) {
+		fputs("source: ", f);
+		print_url(f, v->o.sources[i]);
+		fputc('\n', f);
+	}
 	fprintf(f, "error: %s\n", cv.error);
 	fclose(f);
 	free(last_query);
@@ -453,8 +492,11 @@ int views_errors(views_t *v, char **out)
 
 	if (!f)
 		return ENOMEM;
-	for (i = 0; i < v->o.nsources; i++)
-		fprintf(f, "source: %s\n", v->o.sources[i]);
+	for (i = 0; i < v->o.nsources; i++) {
+		fputs("source: ", f);
+		print_url(f, v->o.sources[i]);
+		fputc('\n', f);
+	}
 	pthread_mutex_lock(&v->lock);
 	fprintf(f, "error: %s\n", v->last_refusal);
 	pthread_mutex_unlock(&v->lock);

@@ -50,12 +50,14 @@ bomb max_message
 redirect HTTP 302
 EOF2
 
-test_expect_success 'a server that is down: offline view, clear error' '
+test_expect_success 'a server that is down: offline view, clear error, no password shown' '
 	DP=$(free_port) &&
-	leifs_mount "$M" -o "source=http://127.0.0.1:$DP/all/,cache=$C,timeout=3,refresh=0" &&
+	leifs_mount "$M" -o "source=http://leifs:s3cret@127.0.0.1:$DP/all/,cache=$C,timeout=3,refresh=0" &&
 	timeout 10 ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
 	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/$Q/.status\"" &&
-	grep -q "^error: .*[Cc]onnect" "$M/queries/$Q/.status"
+	grep -q "^error: .*[Cc]onnect" "$M/queries/$Q/.status" &&
+	grep -q "^source: http://\*\*\*@127.0.0.1:$DP/all/" "$M/queries/$Q/.status" &&
+	! grep -q s3cret "$M/queries/$Q/.status" "$M/queries/.status" "$TRASH/leifs.log"
 '
 leifs_umount "$M"
 test_expect_success '404 is no match: an empty, fresh view' '
