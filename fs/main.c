@@ -19,6 +19,7 @@ struct opts {
 	char *cache;
 	long refresh, timeout, margin, refresh_all;
 	long max_message;
+	long map_size;          /* MiB */
 	char *cafile;
 	int insecure;
 	int show_help, show_version;
@@ -34,6 +35,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
 	OPT("max_message=%ld", max_message),
+	OPT("map_size=%ld", map_size),
 	OPT("cafile=%s", cafile),
 	OPT("insecure", insecure),
 	FUSE_OPT_KEY("source=", 1),
@@ -84,6 +86,7 @@ static void usage(FILE *f)
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o max_message=BYTES largest message accepted (default 64 MiB)\n"
+"  -o map_size=MIB      most the cache may grow to (default 65536 MiB)\n"
 "  -o cafile=FILE       trust this CA for HTTPS\n"
 "  -o insecure          do not verify TLS certificates (never the default)\n"
 "\n"
@@ -108,7 +111,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
 	struct opts o = { .refresh = 600, .timeout = 30, .margin = 2 * 86400,
-			  .max_message = 64L << 20 };
+			  .max_message = 64L << 20, .map_size = 64L << 10 };
 	struct views_opts vo;
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *lc = NULL;
@@ -117,31 +120,39 @@ int main(int argc, char *argv[])
 	char why[512];
 	int ret = 1, i;
 
-	if (fuse_opt_parse(&args, &o, leifs_opts, opt_proc) == -1)
-		return 2;
+	if (fuse_opt_parse(&args, &o, leifs_opts, opt_proc) == -1) {
+		ret = 2;
+		goto out_opts;
+	}
 	if (o.show_help) {
 		usage(stdout);
-		return 0;
+		ret = 0;
+		goto out_opts;
 	}
 	if (o.show_version) {
 		printf("leifs %s (libfuse %s)\n", LEIFS_VERSION, fuse_pkgversion());
-		return 0;
+		ret = 0;
+		goto out_opts;
 	}
 	if (fuse_parse_cmdline(&args, &cl) != 0) {
-		return 2;
+		ret = 2;
+		goto out_opts;
 	}
 	if (!cl.mountpoint) {
 		fprintf(stderr, "leifs: no mountpoint given (see leifs --help)\n");
-		return 2;
+		ret = 2;
+		goto out_opts;
 	}
-	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 ||
+	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
 	    o.refresh_all < 0) {
 		fprintf(stderr, "leifs: refresh, refresh_all, margin must be >= 0; timeout, max_message > 0\n");
-		return 2;
+		ret = 2;
+		goto out_opts;
 	}
 	if (!o.cache && !(o.cache = default_cache())) {
 		fprintf(stderr, "leifs: no cache directory: set HOME or -o cache=DIR\n");
-		return 2;
+		ret = 2;
+		goto out_opts;
 	}
 	if (cl.debug)
 		log_set_debug(1);
@@ -155,7 +166,7 @@ int main(int argc, char *argv[])
 		.nsources = o.nsources ? o.nsources : 1,
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
 		.margin = o.margin, .refresh_all = o.refresh_all, .max_message = (size_t)o.max_message,
-		.map_size = (size_t)64 << 30, .cafile = o.cafile,
+		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure,
 	};
 	for (i = 0; i < vo.nsources; i++) {
@@ -163,20 +174,23 @@ int main(int argc, char *argv[])
 		    strncmp(vo.sources[i], "https://", 8)) {
 			fprintf(stderr, "leifs: source %s: only http:// and https:// URLs are supported\n",
 				vo.sources[i]);
-			return 2;
+			ret = 2;
+			goto out_opts;
 		}
 	}
 	/* LMDB must not cross fork(): try the cache now for a clear error,
 	 * open it for real after daemonizing */
 	if (views_open(&vo, &views, why, sizeof(why))) {
 		fprintf(stderr, "leifs: %s\n", why);
-		return 1;
+		ret = 1;
+		goto out_opts;
 	}
 	views_close(views);
 	views = NULL;
 	if (net_global_init()) {
 		fprintf(stderr, "leifs: cannot initialise libcurl\n");
-		return 1;
+		ret = 1;
+		goto out_opts;
 	}
 	cache_mail_init();
 	fs_init();
@@ -216,6 +230,8 @@ out:
 	views_close(views);
 	fs_destroy();
 	net_global_cleanup();
+	ret = ret ? 1 : 0;
+out_opts:
 	free(cl.mountpoint);
 	fuse_opt_free_args(&args);
 	for (i = 0; i < o.nsources; i++)
@@ -223,5 +239,5 @@ out:
 	free(o.sources);
 	free(o.cache);
 	free(o.cafile);
-	return ret ? 1 : 0;
+	return ret;
 }
