@@ -384,10 +384,14 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
 	return mdb_put(txn, c->refs, &k, &d, 0);
 }
 
-/* Drop entries of view `id` (all of them, or those of another generation
- * that are not hidden), with their dedupe records and message refs. */
-static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
-			uint32_t gen, uint64_t *dropped)
+/*
+ * Walk the keys of `dbi` under view `id`; drop() says whether to delete
+ * each (1) or keep it (0), and may act on it first; -1 stops the walk
+ * (drop keeps the reason) and is returned as is.
+ */
+static int walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
+		       int (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
+		       void *arg)
 {
 	unsigned char pfx[8];
 	MDB_cursor *cur;
@@ -397,48 +401,18 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 	cache_key_id(pfx, id);
 	k.mv_size = sizeof(pfx);
 	k.mv_data = pfx;
-	if ((rc = mdb_cursor_open(txn, c->entry, &cur)))
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
 		return rc;
 	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
-		struct entry_rec r;
-		unsigned char oid[CACHE_OID_LEN];
+		int r = drop(arg, &k, &d);
 
-		if (d.mv_size != sizeof(r) || k.mv_size != 8 + CACHE_OID_LEN) {
-			rc = EIO;
+		if (r < 0) {
+			rc = -1;
 			break;
 		}
-		memcpy(&r, d.mv_data, sizeof(r));
-		memcpy(oid, (char *)k.mv_data + 8, CACHE_OID_LEN);
-		if (all || (r.gen != gen && r.where != CACHE_HIDDEN)) {
-			if ((rc = mdb_cursor_del(cur, 0)) || (rc = cache_ref(c, txn, oid, -1)))
-				break;
-			if (dropped)
-				++*dropped;
-			rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
-		} else {
-			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-		}
-	}
-	mdb_cursor_close(cur);
-	if (rc == MDB_NOTFOUND || rc == EINVAL)   /* EINVAL: deleted the last key */
-		rc = 0;
-	if (rc || all)
-		return rc;
-	/* dedupe records whose message left the view */
-	if ((rc = mdb_cursor_open(txn, c->dedupe, &cur)))
-		return rc;
-	k.mv_size = sizeof(pfx);
-	k.mv_data = pfx;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
-		unsigned char ekey[8 + CACHE_OID_LEN];
-		MDB_val ek = { sizeof(ekey), ekey }, ed;
-
-		memcpy(ekey, pfx, 8);
-		memcpy(ekey + 8, d.mv_data, d.mv_size == CACHE_OID_LEN ? CACHE_OID_LEN : 0);
-		if (d.mv_size == CACHE_OID_LEN &&
-		    mdb_get(txn, c->entry, &ek, &ed) == MDB_NOTFOUND) {
+		if (r) {
+			/* after a delete the cursor already stands on the next key */
 			if ((rc = mdb_cursor_del(cur, 0)))
 				break;
 			rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
@@ -447,7 +421,70 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 		}
 	}
 	mdb_cursor_close(cur);
+	/* EINVAL: the last key was deleted, nothing is current */
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
+
+struct sweep {
+	cache_t *c;
+	MDB_txn *txn;
+	uint64_t id;
+	int all;
+	uint32_t gen;
+	uint64_t dropped;
+	int err;        /* why a walk stopped */
+};
+
+/* entries: all of them, or those of another generation that are not hidden;
+ * each one dropped releases its message */
+static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct sweep *s = arg;
+	struct entry_rec r;
+	int rc;
+
+	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
+		s->err = EIO;
+		return -1;
+	}
+	memcpy(&r, d->mv_data, sizeof(r));
+	if (!s->all && (r.gen == s->gen || r.where == CACHE_HIDDEN))
+		return 0;
+	if ((rc = cache_ref(s->c, s->txn, (const unsigned char *)k->mv_data + 8, -1))) {
+		s->err = rc;
+		return -1;
+	}
+	s->dropped++;
+	return 1;
+}
+
+/* dedupe records: all of them, or those whose message left the view */
+static int drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct sweep *s = arg;
+	unsigned char ekey[8 + CACHE_OID_LEN];
+	MDB_val ek = { sizeof(ekey), ekey }, ed;
+
+	(void)k;
+	if (s->all || d->mv_size != CACHE_OID_LEN)
+		return 1;
+	cache_key_id(ekey, s->id);
+	memcpy(ekey + 8, d->mv_data, CACHE_OID_LEN);
+	return mdb_get(s->txn, s->c->entry, &ek, &ed) == MDB_NOTFOUND;
+}
+
+static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
+			uint32_t gen, uint64_t *dropped)
+{
+	struct sweep s = { c, txn, id, all, gen, 0, 0 };
+	int rc;
+
+	if ((rc = walk_prefix(txn, c->entry, id, drop_entry, &s)) ||
+	    (rc = walk_prefix(txn, c->dedupe, id, drop_dedupe, &s)))
+		return rc == -1 ? s.err : rc;
+	if (dropped)
+		*dropped = s.dropped;
+	return 0;
 }
 
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
@@ -469,31 +506,6 @@ int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
 	return err;
 }
 
-/* delete every key of `dbi` that starts with the view id */
-static int delete_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id)
-{
-	unsigned char pfx[8];
-	MDB_cursor *cur;
-	MDB_val k, d;
-	int rc;
-
-	cache_key_id(pfx, id);
-	k.mv_size = sizeof(pfx);
-	k.mv_data = pfx;
-	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
-		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
-		if ((rc = mdb_cursor_del(cur, 0)))
-			break;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
-		if (rc == MDB_NOTFOUND || rc == EINVAL)
-			break;
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
-}
-
 int cache_view_delete(cache_t *c, const char *name)
 {
 	MDB_val k = { strlen(name), (void *)name }, d;
@@ -511,8 +523,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
 	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
-	    (rc = delete_prefix(txn, c->dedupe, r.id)))
+	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:

@@ -4,23 +4,9 @@
 # server answer (curl | gzip -dc, the limit here), medians of 3 runs, against
 # public-inbox-httpd over the shared corpus slice (pi-serve -n 2000), or over
 # generated mail where ../shared is absent.  Prints a table with ratios.
-set -u
-BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-TEST_DIR=$(cd "$BENCH_DIR/.." && pwd)
-SRC_DIR=$(cd "$TEST_DIR/.." && pwd)
-TRASH="$TEST_DIR/trash/bench-cold"
-SHARED_DIR=${LEIFS_SHARED:-$SRC_DIR/../shared}
-RUNS=${RUNS:-3}
-rm -rf "$TRASH"; mkdir -p "$TRASH"
-cleanup=""
-trap 'eval "$cleanup"' EXIT
-test_atexit() { cleanup="$1; $cleanup"; }
-test_wait_for() {
-	local t=$1 i=0; shift
-	while ! eval "$*"; do i=$((i + 1)); [ $i -lt $((t * 10)) ] || return 1; sleep 0.1; done
-}
-. "$TEST_DIR/lib-pi.sh"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+BENCH_NAME=cold
+. "$(dirname "$0")/lib-bench.sh"
+PORT=$(free_port)
 if [ -x "$SHARED_DIR/corpus/pi-serve" ]; then
 	W="$TEST_DIR/.corpus-cache/n2000"
 	mkdir -p "$W"
@@ -38,9 +24,6 @@ fi
 URL="http://127.0.0.1:$PORT/all/"
 enc=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote_plus(sys.argv[1]))' "$Q")
 
-now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
-median() { sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
 
 run_curl() {
 	local t0=$(now)
@@ -58,10 +41,6 @@ run_leifs() {
 	echo "$n" >"$TRASH/leifs.count"
 	fusermount3 -u "$m"
 	calc "$t1 - $t0"
-}
-lei_env() {
-	HOME="$TRASH/lei" XDG_RUNTIME_DIR="$TRASH/lei/run" XDG_CONFIG_HOME="$TRASH/lei/config" \
-	XDG_DATA_HOME="$TRASH/lei/data" XDG_CACHE_HOME="$TRASH/lei/cache" "$@"
 }
 run_lei() {
 	local t0

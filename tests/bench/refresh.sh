@@ -3,35 +3,16 @@
 # new, side by side with lei up of the same saved search against the same
 # public-inbox-httpd: wall time (median of RUNS rounds, 10 new messages each)
 # and what leifs fetched.  The archive is generated (THREADS threads, about
-# 3.5 messages each: the default makes about 10,000 matches).
-set -u
-BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-TEST_DIR=$(cd "$BENCH_DIR/.." && pwd)
-SRC_DIR=$(cd "$TEST_DIR/.." && pwd)
-TRASH="$TEST_DIR/trash/bench-refresh"
-RUNS=${RUNS:-3}
+# 3.5 messages each: the default makes about 10,000 matches).  lei saves the
+# search with --no-import-remote (as leifs, it only writes the maildir).
+BENCH_NAME=refresh
+. "$(dirname "$0")/lib-bench.sh"
 THREADS=${THREADS:-2900}
-rm -rf "$TRASH"; mkdir -p "$TRASH"
-cleanup=""
-trap 'eval "$cleanup"' EXIT
-test_atexit() { cleanup="$1; $cleanup"; }
-test_wait_for() {
-	local t=$1 i=0; shift
-	while ! eval "$*"; do i=$((i + 1)); [ $i -lt $((t * 100)) ] || return 1; sleep 0.01; done
-}
-. "$TEST_DIR/lib-pi.sh"
-now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
-median() { sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
-lei_env() {
-	HOME="$TRASH/lei" XDG_RUNTIME_DIR="$TRASH/lei/run" XDG_CONFIG_HOME="$TRASH/lei/config" \
-	XDG_DATA_HOME="$TRASH/lei/data" XDG_CACHE_HOME="$TRASH/lei/cache" "$@"
-}
 
 W="$TRASH/pi"
 echo "building an archive of $THREADS threads..." >&2
 python3 "$TEST_DIR/gen-mail.py" -n "$THREADS" "$TRASH/mail" && pi_build "$W" "$TRASH/mail" || exit 1
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 pi_start "$W" "$PORT" "$TRASH" || exit 1
 URL="http://127.0.0.1:$PORT/all/"
 Q='s:PATCH'
@@ -42,7 +23,7 @@ test_atexit "fusermount3 -u $M"
 V="$M/queries/$Q"
 mkdir "$V" && ls "$V/cur" | wc -l >"$TRASH/n"
 mkdir -p "$TRASH/lei/run"
-lei_env lei q -q --no-local --only "$URL" -o "$TRASH/lei-out" --stdin <<<"$Q" 2>/dev/null
+lei_env lei q -q --no-import-remote --no-local --only "$URL" -o "$TRASH/lei-out" --stdin <<<"$Q" 2>/dev/null
 test_atexit "lei_env lei daemon-kill"
 echo "cached: leifs $(cat "$TRASH/n") messages, lei $(ls "$TRASH/lei-out/cur" | wc -l)" >&2
 
