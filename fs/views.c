@@ -380,9 +380,15 @@ int views_listing(views_t *v, const char *name)
 		err = ENOMEM;
 		goto out;
 	}
-	if (cv.last_try == 0 || now - cv.last_try >= v->o.refresh)
-		err = start_refresh(v, l, 0);
-	if (err || cv.last_try != 0)
+	if ((cv.last_try == 0 || now - cv.last_try >= v->o.refresh) &&
+	    (err = start_refresh(v, l, 0))) {
+		/* the listing still answers from the cache */
+		if (err != ESHUTDOWN)
+			log_err("cannot start a refresh of %s: %s", name, strerror(err));
+		err = 0;
+		goto out;
+	}
+	if (cv.last_try != 0)
 		goto out;
 	/* the first fill: wait for it, but never past the timeout */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);

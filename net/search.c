@@ -212,16 +212,18 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 		goto out;
 	}
 	if (!x.checked) {       /* a status with no body at all */
-		res->http_status = res->http_status ? res->http_status : 0;
 		if (res->http_status == 404) {
 			err = 0;
 			goto out;
 		}
-		err = res->http_status == 200 ? EPROTO : EIO;
-		snprintf(res->error, sizeof(res->error),
-			 res->http_status == 200 ? "empty answer"
-						 : "server answered HTTP %ld",
-			 res->http_status);
+		if (res->http_status == 200) {
+			err = EPROTO;
+			snprintf(res->error, sizeof(res->error), "empty answer");
+		} else {
+			err = EIO;
+			snprintf(res->error, sizeof(res->error),
+				 "server answered HTTP %ld", res->http_status);
+		}
 		goto out;
 	}
 	err = 0;
