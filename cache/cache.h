@@ -112,6 +112,8 @@ int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
  * good with CACHE_HIDDEN).  ENOENT if the view does not have it. */
 int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 		       int where, uint32_t flags);
+/* Whether view `id` has ever had an entry (hidden ones count): cheap. */
+int cache_entry_any(cache_t *c, uint64_t id, int *any);
 /* Count the entries of a view that are not hidden. */
 int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out);
 

@@ -593,6 +593,27 @@ int cache_entry_each(cache_t *c, uint64_t id,
 	return err;
 }
 
+int cache_entry_any(cache_t *c, uint64_t id, int *any)
+{
+	unsigned char pfx[8];
+	MDB_val k = { sizeof(pfx), pfx }, d;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc;
+
+	*any = 0;
+	cache_key_id(pfx, id);
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	if (!(rc = mdb_cursor_open(txn, c->entry, &cur))) {
+		rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+		*any = !rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8);
+		mdb_cursor_close(cur);
+	}
+	mdb_txn_abort(txn);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
 static int count_one(void *arg, const struct cache_entry *e)
 {
 	(void)e;

@@ -212,9 +212,9 @@ static void refresh(views_t *v, struct live *l)
 	struct cache_view cv;
 	char *norm = NULL, *q = NULL, err_text[600] = "";
 	cache_batch_t *batch = NULL;
-	uint64_t count = 0, received = 0, dropped = 0, bytes = 0;
+	uint64_t received = 0, dropped = 0, bytes = 0;
 	time_t start = time(NULL);
-	int i, err, failed = 0, full;
+	int i, err, failed = 0, full, any = 0;
 	uint32_t gen;
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
@@ -227,10 +227,11 @@ static void refresh(views_t *v, struct live *l)
 	 * incremental one adds belongs to the current one, so the next full
 	 * search can still drop it */
 	gen = full ? cv.gen + 1 : cv.gen;
-	if ((err = cache_entry_count(v->cache, cv.id, &count)) ||
+	/* as lei: the first fill goes to cur/, what later searches add to new/ */
+	if ((err = cache_entry_any(v->cache, cv.id, &any)) ||
 	    (err = query_normalize(cv.query, &norm)) ||
 	    (err = query_incremental(norm, full ? 0 : cv.last_ok - v->o.margin, &q)) ||
-	    (err = cache_batch_new(v->cache, cv.id, count == 0, gen, full, &batch))) {
+	    (err = cache_batch_new(v->cache, cv.id, !any, gen, full, &batch))) {
 		snprintf(err_text, sizeof(err_text), "%s", strerror(err));
 		failed = 1;
 		goto record;

@@ -279,6 +279,11 @@ static void test_cache(void)
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
 	CHECK(cache_view_create(c, "s:rtc", "s:rtc", &v) == 0);
 	CHECK(cache_view_create(c, "s:rtc", "s:rtc", NULL) == EEXIST);
+	{
+		int any = 1;
+
+		CHECK(cache_entry_any(c, v.id, &any) == 0 && any == 0);
+	}
 	CHECK(cache_batch_new(c, v.id, 1, 1, 1, &b) == 0);
 	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_add(b, msg1dup, sizeof(msg1dup) - 1) == 0);
@@ -289,6 +294,11 @@ static void test_cache(void)
 	CHECK(cache_batch_known(b) == 1);       /* known without a parse */
 	cache_batch_free(b);
 	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 2);
+	{
+		int any = 0;
+
+		CHECK(cache_entry_any(c, v.id, &any) == 0 && any == 1);
+	}
 
 	cache_oid(msg2, sizeof(msg2) - 1, oid);
 	CHECK(cache_entry_get(c, v.id, oid, &e) == 0);
