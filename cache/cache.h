@@ -72,10 +72,12 @@ int cache_view_get(cache_t *c, const char *name, struct cache_view *out);
  * returned.  `v` is valid only during the call. */
 int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v),
 		    void *arg);
-/* Record the outcome of a search of view `id` (looked up by name).
- * last_ok < 0 keeps the old bookmark. */
+/* Record the outcome of a search of view `id` (looked up by name).  The
+ * bookmark becomes last_ok only if it is still expect_ok (what the search
+ * started from); last_ok < 0 keeps it. */
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  int64_t last_ok, int64_t last_try, const char *error);
+			  int64_t expect_ok, int64_t last_ok, int64_t last_try,
+			  const char *error);
 /* Remove a view, its entries, flags and dedupe records; messages no other
  * view holds go too. */
 int cache_view_delete(cache_t *c, const char *name);

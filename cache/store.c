@@ -294,6 +294,7 @@ struct result {
 	int state;
 	int64_t last_ok, last_try;
 	const char *error;
+	int64_t expect_ok;
 };
 
 static int edit_result(struct cache_view *v, void *arg)
@@ -304,7 +305,9 @@ static int edit_result(struct cache_view *v, void *arg)
 	if (!e)
 		return ENOMEM;
 	v->state = r->state;
-	if (r->last_ok >= 0)
+	/* the bookmark moves only if nobody reset it (new query, forced full
+	 * refresh) while this search ran */
+	if (r->last_ok >= 0 && v->last_ok == r->expect_ok)
 		v->last_ok = r->last_ok;
 	v->last_try = r->last_try;
 	free(v->error);
@@ -313,9 +316,10 @@ static int edit_result(struct cache_view *v, void *arg)
 }
 
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  int64_t last_ok, int64_t last_try, const char *error)
+			  int64_t expect_ok, int64_t last_ok, int64_t last_try,
+			  const char *error)
 {
-	struct result r = { state, last_ok, last_try, error };
+	struct result r = { state, last_ok, last_try, error, expect_ok };
 
 	return view_update(c, name, id, edit_result, &r);
 }

@@ -301,7 +301,7 @@ record:
 	/* as lei: move the bookmark only after a search that succeeded and
 	 * found something (an empty answer may be a server-side hiccup) */
 	cache_view_set_result(v->cache, l->name, l->id,
-			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH,
+			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.last_ok,
 			      !failed && received ? (int64_t)start : -1,
 			      (int64_t)time(NULL), err_text);
 out:

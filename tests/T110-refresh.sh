@@ -36,8 +36,9 @@ test_expect_success 'a public-inbox of its own (mail is added to it)' '
 '
 test_expect_success 'first listing fills cur/' '
 	leifs_mount "$M" $OPTS && mkdir "$V" &&
-	ls "$V/cur" >cur0 && [ "$(wc -l <cur0)" -gt 5 ] && [ -z "$(ls "$V/new")" ] &&
-	status "$V" last-query >q && echo "s:rtc" >expect && test_cmp expect q
+	ls "$V/cur" >cur0 && status "$V" last-query >q &&
+	[ "$(wc -l <cur0)" -gt 5 ] && [ -z "$(ls "$V/new")" ] &&
+	echo "s:rtc" >expect && test_cmp expect q
 '
 test_expect_success 'new mail appears in new/ after the refresh interval, via dt:' '
 	new_mail "[PATCH] rtc: brand new driver" && sleep 1.2 &&
@@ -87,8 +88,8 @@ test_expect_success 'server down: listings answer from the cache, .status says s
 test_expect_success 'server back: the view catches up with mail sent meanwhile' '
 	new_mail "[PATCH] rtc: core: written while offline" &&
 	pi_start "$W" "$PORT" "$TRASH" && sleep 1.2 && ls "$V/cur" >/dev/null &&
-	test_wait_for 20 "grep -q -l \"written while offline\" \"$V\"/new/* 2>/dev/null" &&
-	grep -q "^state: fresh" "$V/.status"
+	test_wait_for 30 "grep -q -l \"written while offline\" \"$V\"/new/* 2>/dev/null" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\""
 '
 test_expect_success 'readers see whole files while refreshes run' '
 	pids="" &&

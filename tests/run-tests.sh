@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs every tests/T*.sh and sums their counts into the closing line.
 cd "$(dirname "$0")" || exit 1
+# a run that was killed may have left a mount behind: never rm -rf into it
+for m in trash/*/mnt; do
+	mountpoint -q "$m" 2>/dev/null && fusermount3 -u -z "$m"
+done
 rm -rf trash
 mkdir -p trash
 pass=0 fail=0 skip=0 broken=""
