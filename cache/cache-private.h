@@ -31,6 +31,8 @@ struct view_rec {
 	int64_t created, last_ok, last_try;
 	uint32_t state, qlen, elen;
 	uint32_t gen;   /* generation of the last full search */
+	uint32_t epoch; /* bumped when the query changes or a full search is forced */
+	uint32_t pad;
 };
 
 struct entry_rec {

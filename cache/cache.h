@@ -59,6 +59,7 @@ struct cache_view {
 	int state;              /* enum cache_view_state */
 	char *error;            /* last error, "" when none */
 	uint32_t gen;           /* generation of the last full search */
+	uint32_t epoch;         /* bumped by set_query and reset */
 };
 
 void cache_view_release(struct cache_view *v);
@@ -73,10 +74,11 @@ int cache_view_get(cache_t *c, const char *name, struct cache_view *out);
 int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v),
 		    void *arg);
 /* Record the outcome of a search of view `id` (looked up by name).  The
- * bookmark becomes last_ok only if it is still expect_ok (what the search
- * started from); last_ok < 0 keeps it. */
+ * bookmark becomes last_ok only if the view's epoch is still the one the
+ * search started in (no new query, no forced full search meanwhile);
+ * last_ok < 0 keeps it. */
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  int64_t expect_ok, int64_t last_ok, int64_t last_try,
+			  uint32_t epoch, int64_t last_ok, int64_t last_try,
 			  const char *error);
 /* Remove a view, its entries, flags and dedupe records; messages no other
  * view holds go too. */
@@ -87,10 +89,12 @@ int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
 			 const char *query);
 /* Clear the bookmark: the next search is a full one. */
 int cache_view_reset(cache_t *c, const char *name, uint64_t id);
-/* After a successful full search of generation `gen`: drop the entries it
- * did not see (hidden ones stay hidden), record gen.  *dropped gets the count. */
+/* After a successful full search of generation `gen`, started in `epoch`:
+ * drop the entries it did not see (hidden ones stay hidden), record gen.
+ * Does nothing if the epoch moved on (a newer full search will sweep).
+ * *dropped gets the count. */
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
-		     uint64_t *dropped);
+		     uint32_t epoch, uint64_t *dropped);
 
 /* ---- entries (a view's messages) ---- */
 

@@ -140,6 +140,7 @@ static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	v->last_try = r.last_try;
 	v->state = (int)r.state;
 	v->gen = r.gen;
+	v->epoch = r.epoch;
 	v->name = strndup(k->mv_data, k->mv_size);
 	v->query = strndup(p, r.qlen);
 	v->error = strndup(p + r.qlen, r.elen);
@@ -157,7 +158,7 @@ static int view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 		.id = v->id, .created = v->created, .last_ok = v->last_ok,
 		.last_try = v->last_try, .state = (uint32_t)v->state,
 		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
-		.gen = v->gen,
+		.gen = v->gen, .epoch = v->epoch,
 	};
 	MDB_val k = { strlen(v->name), v->name };
 	MDB_val d = { sizeof(r) + r.qlen + r.elen, NULL };
@@ -294,7 +295,7 @@ struct result {
 	int state;
 	int64_t last_ok, last_try;
 	const char *error;
-	int64_t expect_ok;
+	uint32_t epoch;
 };
 
 static int edit_result(struct cache_view *v, void *arg)
@@ -307,7 +308,7 @@ static int edit_result(struct cache_view *v, void *arg)
 	v->state = r->state;
 	/* the bookmark moves only if nobody reset it (new query, forced full
 	 * refresh) while this search ran */
-	if (r->last_ok >= 0 && v->last_ok == r->expect_ok)
+	if (r->last_ok >= 0 && v->epoch == r->epoch)
 		v->last_ok = r->last_ok;
 	v->last_try = r->last_try;
 	free(v->error);
@@ -316,10 +317,10 @@ static int edit_result(struct cache_view *v, void *arg)
 }
 
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  int64_t expect_ok, int64_t last_ok, int64_t last_try,
+			  uint32_t epoch, int64_t last_ok, int64_t last_try,
 			  const char *error)
 {
-	struct result r = { state, last_ok, last_try, error, expect_ok };
+	struct result r = { state, last_ok, last_try, error, epoch };
 
 	return view_update(c, name, id, edit_result, &r);
 }
@@ -333,6 +334,7 @@ static int edit_query(struct cache_view *v, void *arg)
 	free(v->query);
 	v->query = q;
 	v->last_ok = 0;
+	v->epoch++;
 	return 0;
 }
 
@@ -346,6 +348,7 @@ static int edit_reset(struct cache_view *v, void *arg)
 {
 	(void)arg;
 	v->last_ok = 0;
+	v->epoch++;
 	return 0;
 }
 
@@ -354,11 +357,6 @@ int cache_view_reset(cache_t *c, const char *name, uint64_t id)
 	return view_update(c, name, id, edit_reset, NULL);
 }
 
-static int edit_gen(struct cache_view *v, void *arg)
-{
-	v->gen = *(uint32_t *)arg;
-	return 0;
-}
 
 int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
 {
@@ -492,21 +490,36 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 }
 
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
-		     uint64_t *dropped)
+		     uint32_t epoch, uint64_t *dropped)
 {
+	MDB_val k = { strlen(name), (void *)name }, d;
+	struct cache_view v = { 0 };
 	MDB_txn *txn;
-	int rc, err;
+	int rc, err = 0;
 
 	*dropped = 0;
 	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
-	if ((rc = drop_entries(c, txn, id, 0, gen, dropped))) {
-		mdb_txn_abort(txn);
-		return cache_errno(rc);
+	if ((rc = mdb_get(txn, c->view, &k, &d))) {
+		err = cache_errno(rc);
+		goto out;
 	}
-	if ((rc = mdb_txn_commit(txn)))
-		return cache_errno(rc);
-	err = view_update(c, name, id, edit_gen, &gen);
+	if ((err = view_decode(&k, &d, &v)))
+		goto out;
+	if (v.id != id || v.epoch != epoch)     /* superseded: leave it */
+		goto out;
+	v.gen = gen;
+	if ((rc = drop_entries(c, txn, id, 0, gen, dropped)) ||
+	    (rc = view_put(txn, c, &v, 0))) {
+		err = cache_errno(rc);
+		goto out;
+	}
+	err = cache_errno(mdb_txn_commit(txn));
+	txn = NULL;
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	cache_view_release(&v);
 	return err;
 }
 

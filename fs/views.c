@@ -281,7 +281,7 @@ static void refresh(views_t *v, struct live *l)
 		}
 	}
 	if (!failed && full &&
-	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, &dropped))) {
+	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped))) {
 		snprintf(err_text, sizeof(err_text), "cannot drop old results: %s",
 			 strerror(err));
 		failed = 1;
@@ -301,7 +301,7 @@ record:
 	/* as lei: move the bookmark only after a search that succeeded and
 	 * found something (an empty answer may be a server-side hiccup) */
 	cache_view_set_result(v->cache, l->name, l->id,
-			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.last_ok,
+			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.epoch,
 			      !failed && received ? (int64_t)start : -1,
 			      (int64_t)time(NULL), err_text);
 out:

@@ -76,7 +76,8 @@ test_expect_success 'writing .query re-runs the search; flags of what stays are 
 	[ -e "$V/cur/$sub" ] &&
 	curl -fsS -d "" "${URL}?q=s%3Artc+AND+s%3Acore&x=m" | gzip -dc >answer &&
 	grep -c "^From mboxrd@z" answer >expect && ls "$V/cur" "$V/new" | grep -c leifs >actual &&
-	test_cmp expect actual && ! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null
+	{ test_cmp expect actual || { cat "$V/.status"; ls -l "$V/cur" "$V/new"; grep -H "^Subject" "$V"/cur/* "$V"/new/*; false; }; } &&
+	! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null
 '
 test_expect_success 'server down: listings answer from the cache, .status says so' '
 	pi_stop "$TRASH" && ls "$V/cur" | sort >had && sleep 1.2 &&
