@@ -62,6 +62,22 @@ $(OBJS): BUILD-FLAGS
 %.o: %.cc
 	$(CXX) $(ALL_CXXFLAGS) -MD -MP -c -o $@ $<
 
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/leifs
+
+install: leifs
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(DOCDIR)/examples'
+	install -m 755 leifs '$(DESTDIR)$(BINDIR)/leifs'
+	install -m 644 fs/leifs.1 '$(DESTDIR)$(MANDIR)/man1/leifs.1'
+	install -m 644 README '$(DESTDIR)$(DOCDIR)/README'
+	install -m 644 examples/config examples/leifs.service examples/mbsyncrc '$(DESTDIR)$(DOCDIR)/examples/'
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/leifs' '$(DESTDIR)$(MANDIR)/man1/leifs.1'
+	rm -rf '$(DESTDIR)$(DOCDIR)'
+
 check: all
 	tests/run-tests.sh
 
@@ -71,5 +87,5 @@ bench: all
 clean:
 	rm -f leifs libleifs.a $(TEST_PROGS) $(OBJS) $(OBJS:.o=.d) BUILD-FLAGS
 
-.PHONY: all check bench clean FORCE
+.PHONY: all check bench clean install uninstall FORCE
 -include $(OBJS:.o=.d)

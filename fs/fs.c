@@ -79,7 +79,8 @@ static void msgname_format(const struct cache_entry *e, char *buf, size_t len)
 	char hex[2 * CACHE_OID_LEN + 1], flags[40];
 
 	cache_oid_hex(e->oid, hex);
-	if (e->where == CACHE_CUR) {
+	/* mutt keeps flags of unread mail in new/ ("new/X:2,F") */
+	if (e->where == CACHE_CUR || e->flags) {
 		cache_flags_format(e->flags, flags);
 		snprintf(buf, len, "%" PRId64 ".%s.leifs:2,%s", e->date, hex, flags);
 	} else {
@@ -640,10 +641,12 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 		return EXDEV;
 	if ((err = find_msg(v, p, name, &e)))
 		return err;
-	/* only the maildir info may change: same time, same oid */
+	/* only the maildir info may change: same time, same oid; cur/ names
+	 * carry the info, new/ names only when there are flags (as mutt
+	 * names flagged unread mail), so that a name is one entry's state */
 	if (msgname_parse(newname, &to) || msgname_parse(name, &from) ||
 	    to.date != from.date || memcmp(to.oid, from.oid, CACHE_OID_LEN) ||
-	    (np->kind == N_CUR) != to.has_info)
+	    (np->kind == N_CUR ? !to.has_info : to.has_info != (to.flags != 0)))
 		return EINVAL;
 	if (flags & RENAME_NOREPLACE) {
 		struct cache_entry cur;
@@ -652,8 +655,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 			return EEXIST;
 	}
 	return cache_entry_update(views_cache(v), p->vid, e.oid,
-				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
-				  np->kind == N_CUR ? to.flags : 0);
+				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW, to.flags);
 }
 
 static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -3,17 +3,22 @@
  * allowed only here, before the filesystem serves anything.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fs/config.h"
 #include "fs/fs.h"
 #include "fs/log.h"
 #include "net/net.h"
 
 #define LEIFS_VERSION "0.1"
+
+/* LONG_MIN: not given; filled from the config file, then the defaults */
+#define UNSET LONG_MIN
 
 struct opts {
 	char *cache;
@@ -21,7 +26,9 @@ struct opts {
 	long max_message;
 	long map_size;          /* MiB */
 	char *cafile;
-	int insecure;
+	char *proxy;
+	char *config;
+	int insecure;           /* -1: not given */
 	int show_help, show_version;
 	char **sources;
 	int nsources;
@@ -37,6 +44,8 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("max_message=%ld", max_message),
 	OPT("map_size=%ld", map_size),
 	OPT("cafile=%s", cafile),
+	OPT("proxy=%s", proxy),
+	OPT("config=%s", config),
 	OPT("insecure", insecure),
 	FUSE_OPT_KEY("source=", 1),
 	FUSE_OPT_KEY("-h", 2),
@@ -46,20 +55,27 @@ static const struct fuse_opt leifs_opts[] = {
 	FUSE_OPT_END
 };
 
+static int add_source(struct opts *o, const char *url)
+{
+	char **s = realloc(o->sources, (size_t)(o->nsources + 1) * sizeof(*s));
+
+	if (!s)
+		return -1;
+	o->sources = s;
+	if (!(s[o->nsources] = strdup(url)))
+		return -1;
+	o->nsources++;
+	return 0;
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
 	struct opts *o = data;
-	char **s;
 
 	(void)out;
 	switch (key) {
 	case 1:
-		s = realloc(o->sources, (size_t)(o->nsources + 1) * sizeof(*s));
-		if (!s || !(s[o->nsources] = strdup(arg + strlen("source="))))
-			return -1;
-		o->sources = s;
-		o->nsources++;
-		return 0;
+		return add_source(o, arg + strlen("source="));
 	case 2:
 		o->show_help = 1;
 		return 0;
@@ -78,6 +94,7 @@ static void usage(FILE *f)
 "\n"
 "  -f                   stay in the foreground (log to stderr)\n"
 "  -d                   debug output (implies -f)\n"
+"  -h, --help           this text;  -V, --version  the version\n"
 "  -o source=URL        a public-inbox to search; repeat for several\n"
 "                       (default https://lore.kernel.org/all/)\n"
 "  -o cache=DIR         the cache (default $XDG_CACHE_HOME/leifs)\n"
@@ -87,31 +104,172 @@ static void usage(FILE *f)
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o max_message=BYTES largest message accepted (default 64 MiB)\n"
 "  -o map_size=MIB      most the cache may grow to (default 65536 MiB)\n"
-"  -o cafile=FILE       trust this CA for HTTPS\n"
+"  -o cafile=FILE       trust the CAs in FILE for HTTPS (instead of the system's)\n"
+"  -o proxy=URL         HTTP(S) proxy (default: the *_proxy variables)\n"
 "  -o insecure          do not verify TLS certificates (never the default)\n"
+"  -o config=FILE       read FILE (default $XDG_CONFIG_HOME/leifs/config)\n"
+"  -o allow_other       let other users in (needs user_allow_other)\n"
 "\n"
-"mkdir MOUNTPOINT/queries/QUERY makes a view; '%%2F' in a name stands for '/'.\n"
-"Unmount with: fusermount3 -u MOUNTPOINT\n");
+"The config file sets the same keys in git-config syntax, under [leifs];\n"
+"the command line wins.  mkdir MOUNTPOINT/queries/QUERY makes a view;\n"
+"'%%2F' in a name stands for '/'.  Unmount with: fusermount3 -u MOUNTPOINT\n"
+"See leifs(1).\n");
 }
 
-static char *default_cache(void)
+static char *xdg_path(const char *var, const char *fallback, const char *leaf)
 {
-	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *x = getenv(var), *home = getenv("HOME");
 	char *s = NULL;
 
 	if (x && *x)
-		return asprintf(&s, "%s/leifs", x) < 0 ? NULL : s;
+		return asprintf(&s, "%s/leifs%s", x, leaf) < 0 ? NULL : s;
 	if (!home || !*home)
 		return NULL;
-	return asprintf(&s, "%s/.cache/leifs", home) < 0 ? NULL : s;
+	return asprintf(&s, "%s/%s/leifs%s", home, fallback, leaf) < 0 ? NULL : s;
+}
+
+/* git expands ~/ in pathname values; so do we */
+static char *path_value(const char *v)
+{
+	const char *home = getenv("HOME");
+	char *s = NULL;
+
+	if (!strncmp(v, "~/", 2) && home && *home)
+		return asprintf(&s, "%s%s", home, v + 1) < 0 ? NULL : s;
+	return strdup(v);
+}
+
+static int set_str(char **dst, const char *v, int path)
+{
+	if (*dst)
+		return 0; /* the command line wins */
+	*dst = path ? path_value(v) : strdup(v);
+	return *dst ? 0 : ENOMEM;
+}
+
+/* [leifs] keys of the config file into what the command line left unset.
+ * Returns 0, or EINVAL with one line in `why`. */
+static int apply_config(struct opts *o, const config_t *c, char *why, size_t whylen)
+{
+	static const struct { const char *key; size_t off; } longs[] = {
+		{ "refresh", offsetof(struct opts, refresh) },
+		{ "timeout", offsetof(struct opts, timeout) },
+		{ "margin", offsetof(struct opts, margin) },
+		{ "refresh_all", offsetof(struct opts, refresh_all) },
+		{ "max_message", offsetof(struct opts, max_message) },
+		{ "map_size", offsetof(struct opts, map_size) },
+	};
+	int cmdline_sources = o->nsources > 0;
+	size_t i, k;
+
+	for (i = 0; i < c->n; i++) {
+		const struct config_item *it = &c->items[i];
+		char key[64];
+		char *p;
+		int err = 0, b;
+
+		if (!strcasecmp(it->key, "http.proxy")) {
+			if (!it->value || set_str(&o->proxy, it->value, 0))
+				goto bad;
+			continue;
+		}
+		if (strncasecmp(it->key, "leifs.", 6))
+			continue; /* other programs' sections, or later ones */
+		if (strlen(it->key + 6) >= sizeof(key))
+			goto unknown;
+		strcpy(key, it->key + 6);
+		for (p = key; *p; p++)
+			if (*p == '-')
+				*p = '_'; /* git style refresh-all == refresh_all */
+		for (k = 0; k < sizeof(longs) / sizeof(*longs); k++) {
+			if (strcmp(key, longs[k].key))
+				continue;
+			long *dst = (long *)((char *)o + longs[k].off), n;
+
+			if (config_long(it->value, &n))
+				goto bad;
+			if (*dst == UNSET)
+				*dst = n;
+			break;
+		}
+		if (k < sizeof(longs) / sizeof(*longs))
+			continue;
+		if (!strcmp(key, "source")) {
+			if (!it->value || !*it->value)
+				goto bad;
+			if (!cmdline_sources && add_source(o, it->value))
+				return ENOMEM;
+		} else if (!strcmp(key, "cache") || !strcmp(key, "cafile")) {
+			if (!it->value || !*it->value)
+				goto bad;
+			err = set_str(!strcmp(key, "cafile") ? &o->cafile : &o->cache, it->value, 1);
+			if (err)
+				return err;
+		} else if (!strcmp(key, "proxy")) {
+			if (!it->value || set_str(&o->proxy, it->value, 0))
+				goto bad;
+		} else if (!strcmp(key, "insecure")) {
+			if (config_bool(it->value, &b))
+				goto bad;
+			if (o->insecure < 0)
+				o->insecure = b;
+		} else {
+			goto unknown;
+		}
+		continue;
+bad:
+		snprintf(why, whylen, "line %d: bad value for %s", it->line, it->key);
+		return EINVAL;
+unknown:
+		snprintf(why, whylen, "line %d: unknown key %s", it->line, it->key);
+		return EINVAL;
+	}
+	return 0;
+}
+
+static void set_default(long *v, long def)
+{
+	if (*v == UNSET)
+		*v = def;
+}
+
+/* The config file, then the defaults, under what the command line gave. */
+static int load_config(struct opts *o)
+{
+	config_t c = { 0 };
+	char *path = o->config ? strdup(o->config) : xdg_path("XDG_CONFIG_HOME", ".config", "/config");
+	char why[300], sub[1024];
+	int err = 0;
+
+	if (path) {
+		err = config_read_file(path, &c, sub, sizeof(sub));
+		if (err == ENOENT && !o->config)
+			err = 0; /* no file is fine; a named one must exist */
+		else if (!err && (err = apply_config(o, &c, why, sizeof(why))))
+			snprintf(sub, sizeof(sub), "%.600s: %s", path, why);
+		if (err)
+			fprintf(stderr, "leifs: %s\n", sub);
+		config_free(&c);
+		free(path);
+	}
+	set_default(&o->refresh, 600);
+	set_default(&o->timeout, 30);
+	set_default(&o->margin, 2 * 86400);
+	set_default(&o->refresh_all, 0);
+	set_default(&o->max_message, 64L << 20);
+	set_default(&o->map_size, 64L << 10);
+	if (o->insecure < 0)
+		o->insecure = 0;
+	return err;
 }
 
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
-	struct opts o = { .refresh = 600, .timeout = 30, .margin = 2 * 86400,
-			  .max_message = 64L << 20, .map_size = 64L << 10 };
+	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
+			  .refresh_all = UNSET, .max_message = UNSET, .map_size = UNSET,
+			  .insecure = -1 };
 	struct views_opts vo;
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *lc = NULL;
@@ -143,13 +301,17 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
+	if (load_config(&o)) {
+		ret = 2;
+		goto out_opts;
+	}
 	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
 	    o.refresh_all < 0) {
 		fprintf(stderr, "leifs: refresh, refresh_all, margin must be >= 0; timeout, max_message > 0\n");
 		ret = 2;
 		goto out_opts;
 	}
-	if (!o.cache && !(o.cache = default_cache())) {
+	if (!o.cache && !(o.cache = xdg_path("XDG_CACHE_HOME", ".cache", ""))) {
 		fprintf(stderr, "leifs: no cache directory: set HOME or -o cache=DIR\n");
 		ret = 2;
 		goto out_opts;
@@ -167,7 +329,7 @@ int main(int argc, char *argv[])
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
 		.margin = o.margin, .refresh_all = o.refresh_all, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
-		.insecure = o.insecure,
+		.insecure = o.insecure, .proxy = o.proxy,
 	};
 	for (i = 0; i < vo.nsources; i++) {
 		if (strncmp(vo.sources[i], "http://", 7) &&
@@ -178,27 +340,29 @@ int main(int argc, char *argv[])
 			goto out_opts;
 		}
 	}
+	/* libfuse's own options are checked here, before anything is made */
+	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), &views);
+	if (!se) {
+		ret = 2; /* libfuse said which option it did not know */
+		goto out_opts;
+	}
 	/* LMDB must not cross fork(): try the cache now for a clear error,
 	 * open it for real after daemonizing */
 	if (views_open(&vo, &views, why, sizeof(why))) {
 		fprintf(stderr, "leifs: %s\n", why);
 		ret = 1;
-		goto out_opts;
+		goto out_session;
 	}
 	views_close(views);
 	views = NULL;
 	if (net_global_init()) {
 		fprintf(stderr, "leifs: cannot initialise libcurl\n");
 		ret = 1;
-		goto out_opts;
+		goto out_session;
 	}
 	cache_mail_init();
 	fs_init();
 
-	/* userdata points at `views`, which is set only after the fork */
-	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), &views);
-	if (!se)
-		goto out;
 	if (fuse_set_signal_handlers(se))
 		goto out_destroy;
 	if (fuse_session_mount(se, cl.mountpoint))
@@ -225,12 +389,13 @@ out_unmount:
 out_handlers:
 	fuse_remove_signal_handlers(se);
 out_destroy:
-	fuse_session_destroy(se);
-out:
 	views_close(views);
 	fs_destroy();
 	net_global_cleanup();
-	ret = ret ? 1 : 0;
+out_session:
+	fuse_session_destroy(se);
+	if (ret != 2)
+		ret = ret ? 1 : 0;
 out_opts:
 	free(cl.mountpoint);
 	fuse_opt_free_args(&args);
@@ -239,5 +404,7 @@ out_opts:
 	free(o.sources);
 	free(o.cache);
 	free(o.cafile);
+	free(o.proxy);
+	free(o.config);
 	return ret;
 }

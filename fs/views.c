@@ -244,7 +244,7 @@ static void refresh(views_t *v, struct live *l)
 		struct net_req req = {
 			.url = v->o.sources[i], .query = q, .timeout = v->o.timeout,
 			.max_message = v->o.max_message, .cafile = v->o.cafile,
-			.insecure = v->o.insecure, .stop = &v->stop,
+			.insecure = v->o.insecure, .proxy = v->o.proxy, .stop = &v->stop,
 		};
 		struct net_res res;
 		struct sink s = { batch, l };

@@ -31,6 +31,7 @@ struct views_opts {
 	size_t map_size;        /* LMDB map size */
 	const char *cafile;
 	int insecure;
+	const char *proxy;
 };
 
 typedef struct views views_t;

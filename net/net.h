@@ -35,6 +35,7 @@ struct net_req {
 	size_t max_message;     /* bytes; a larger message fails the search */
 	const char *cafile;     /* NULL: system trust store */
 	int insecure;           /* skip TLS verification (never by default) */
+	const char *proxy;      /* NULL: curl's *_proxy environment variables */
 	atomic_int *stop;       /* non-zero: abort with ECANCELED */
 };
 

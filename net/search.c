@@ -191,6 +191,8 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	curl_easy_setopt(x.curl, CURLOPT_NOPROGRESS, 0L);
 	if (req->cafile)
 		curl_easy_setopt(x.curl, CURLOPT_CAINFO, req->cafile);
+	if (req->proxy)
+		curl_easy_setopt(x.curl, CURLOPT_PROXY, req->proxy);
 	if (req->insecure) {
 		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYHOST, 0L);

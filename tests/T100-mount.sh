@@ -78,6 +78,14 @@ test_expect_success 'renames keep flags, unlink hides' '
 	ls "$V/cur" | grep -c . >count && echo "${f}RS" >expect &&
 	ls "$V/cur" | grep -F "${f}RS" >actual && test_cmp expect actual
 '
+test_expect_success 'flagged unread mail may live in new/ with its flags, as mutt keeps it' '
+	h=$(ls "$V/cur" | sed -n 3p) && b=${h%:2,} &&
+	mv "$V/cur/$h" "$V/new/$b:2,F" && ls "$V/new" >actual &&
+	echo "$b:2,F" >expect && test_cmp expect actual &&
+	! mv "$V/new/$b:2,F" "$V/new/$b:2," 2>/dev/null &&
+	mv "$V/new/$b:2,F" "$V/new/$b" && [ -f "$V/new/$b" ] &&
+	mv "$V/new/$b" "$V/cur/$h" && [ -z "$(ls "$V/new")" ]
+'
 ls "$V/cur" | sort >"$TRASH/before-umount"
 test_expect_success 'views, messages and flags survive a remount with the server down' '
 	leifs_umount "$M" && pi_stop "$TRASH/httpd" &&

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "cache/cache.h"
+#include "fs/config.h"
 #include "net/net.h"
 #include "query/query.h"
 
@@ -406,6 +407,73 @@ static void test_sweep(void)
 	CHECK(system(cmd) == 0);
 }
 
+static int parse(const char *text, config_t *c, char *why, size_t n)
+{
+	return config_parse(text, strlen(text), c, why, n);
+}
+
+static void test_config(void)
+{
+	config_t c;
+	char why[200];
+	int found, b;
+	long n;
+	const char *v;
+
+	CHECK(parse("# leading comment\n"
+		    "[leifs]\n"
+		    "\tsource = https://a.example/all/\n"
+		    "  Source = \"https://b.example/x/\"  ; second\n"
+		    "Refresh=600 # ten minutes\n"
+		    "insecure\n"
+		    "[http \"https://b.example\"]\n"
+		    "\tproxy = \" spaced \\\"q\\\" \"\n"
+		    "[view]\n"
+		    "\tlong = one \\\n two\n"
+		    "\tempty =\n", &c, why, sizeof(why)) == 0);
+	CHECK(c.n == 7);
+	CHECK(c.n == 7 && !strcmp(c.items[0].key, "leifs.source") &&
+	      !strcmp(c.items[0].value, "https://a.example/all/"));
+	CHECK(c.n == 7 && !strcmp(c.items[1].key, "leifs.source") &&
+	      !strcmp(c.items[1].value, "https://b.example/x/"));
+	CHECK((v = config_get(&c, "leifs.source", &found)) && !strcmp(v, "https://b.example/x/"));
+	CHECK((v = config_get(&c, "LEIFS.refresh", NULL)) && !strcmp(v, "600"));
+	CHECK(!config_get(&c, "leifs.insecure", &found) && found == 1);
+	CHECK(!config_get(&c, "leifs.nothere", &found) && found == 0);
+	CHECK((v = config_get(&c, "http.https://b.example.proxy", NULL)) &&
+	      !strcmp(v, " spaced \"q\" "));
+	CHECK((v = config_get(&c, "view.long", NULL)) && !strcmp(v, "one  two"));
+	CHECK((v = config_get(&c, "view.empty", &found)) && !strcmp(v, "") && found);
+	CHECK(c.n == 7 && c.items[4].line == 8);
+	config_free(&c);
+
+	CHECK(parse("", &c, why, sizeof(why)) == 0 && c.n == 0);
+	config_free(&c);
+	CHECK(parse("key = 1\n", &c, why, sizeof(why)) == EINVAL && strstr(why, "line 1"));
+	CHECK(parse("[a]\nk = \"open\n", &c, why, sizeof(why)) == EINVAL && strstr(why, "quote"));
+	CHECK(parse("[a\nk = 1\n", &c, why, sizeof(why)) == EINVAL && strstr(why, "line 1"));
+	CHECK(parse("[a]\n\n9k = 1\n", &c, why, sizeof(why)) == EINVAL && strstr(why, "line 3"));
+	CHECK(parse("[a]\nk v\n", &c, why, sizeof(why)) == EINVAL);
+	CHECK(parse("[a]\nk = \\q\n", &c, why, sizeof(why)) == EINVAL && strstr(why, "escape"));
+	CHECK(parse("[include]\npath = x\n", &c, why, sizeof(why)) == EINVAL);
+	CHECK(config_parse("[a]\nk = x\0y\n", 11, &c, why, sizeof(why)) == EINVAL);
+	CHECK(config_read_file("/nonexistent/leifs", &c, why, sizeof(why)) == ENOENT);
+
+	CHECK(config_bool(NULL, &b) == 0 && b == 1);
+	CHECK(config_bool("Yes", &b) == 0 && b == 1);
+	CHECK(config_bool("off", &b) == 0 && b == 0);
+	CHECK(config_bool("", &b) == 0 && b == 0);
+	CHECK(config_bool("maybe", &b) == EINVAL);
+	CHECK(config_long("600", &n) == 0 && n == 600);
+	CHECK(config_long("64m", &n) == 0 && n == 64L << 20);
+	CHECK(config_long("-3", &n) == 0 && n == -3);
+	CHECK(config_long("", &n) == EINVAL);
+	CHECK(config_long("12x", &n) == EINVAL);
+	CHECK(config_long(" 1", &n) == EINVAL);
+	CHECK(config_long("99999999999999999999", &n) == ERANGE);
+	CHECK(config_long("9999999999999g", &n) == ERANGE);
+}
+
 int main(void)
 {
 	test_names();
@@ -415,6 +483,7 @@ int main(void)
 	test_gunzip();
 	test_cache();
 	test_sweep();
+	test_config();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
