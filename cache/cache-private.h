@@ -14,6 +14,7 @@ struct cache {
 	MDB_dbi dedupe; /* view id + content hash -> oid */
 	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
 	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
+	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
 };
 
 /* Records are host-endian and copied in and out with memcpy (LMDB values
@@ -42,10 +43,16 @@ struct entry_rec {
 	uint8_t where;
 	uint8_t pad[3];
 	uint32_t gen;   /* generation of the last full search that saw it */
-	uint32_t pad2;
+	uint32_t uid;   /* a client's ",U=" tag (mbsync), 0: none */
+};
+
+struct file_rec {
+	int64_t mtime;
 };
 
 int cache_errno(int rc);
+/* Delete the client files of a view (inside the caller's write txn). */
+int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 void cache_key_id(unsigned char out[8], uint64_t id);
 int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e);
 /* Count one more (delta 1) or one less (-1) entry holding oid; the message

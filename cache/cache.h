@@ -106,6 +106,7 @@ struct cache_entry {
 	uint64_t size;          /* bytes of the raw message */
 	uint32_t flags;         /* maildir flags, see cache_flags_* */
 	int where;              /* enum cache_where */
+	uint32_t uid;           /* a client's ",U=" name tag (mbsync); 0: none */
 };
 
 /* Call fn for each entry of view `id` that is not hidden (oid order). */
@@ -114,14 +115,34 @@ int cache_entry_each(cache_t *c, uint64_t id,
 /* One entry; ENOENT if the view never had it (hidden ones are returned). */
 int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
 		    struct cache_entry *out);
-/* Move an entry (rename between new/ and cur/, new flags, or hide it for
- * good with CACHE_HIDDEN).  ENOENT if the view does not have it. */
+/* Move an entry (rename between new/ and cur/, new flags or name tag, or
+ * hide it for good with CACHE_HIDDEN).  ENOENT if the view does not have it. */
 int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
-		       int where, uint32_t flags);
+		       int where, uint32_t flags, uint32_t uid);
 /* Whether view `id` has ever had an entry (hidden ones count): cheap. */
 int cache_entry_any(cache_t *c, uint64_t id, int *any);
 /* Count the entries of a view that are not hidden. */
 int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out);
+
+/*
+ * Client files: small files a mail client keeps in a maildir it syncs
+ * (mbsync's .uidvalidity), stored per view and removed with it.  At most
+ * CACHE_FILES_MAX per view, CACHE_FILE_MAX bytes each (ENOSPC, EFBIG).
+ * Each call is one transaction; bytes returned are the caller's to free.
+ */
+#define CACHE_FILES_MAX 16
+#define CACHE_FILE_MAX (256 * 1024)
+int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int64_t *mtime);
+int cache_file_read(cache_t *c, uint64_t id, const char *name, char **data, size_t *len);
+/* Make an empty file; EEXIST if it is there and `excl`, else keep it. */
+int cache_file_create(cache_t *c, uint64_t id, const char *name, int excl);
+int cache_file_write(cache_t *c, uint64_t id, const char *name, uint64_t off,
+		     const char *buf, size_t len);
+int cache_file_truncate(cache_t *c, uint64_t id, const char *name, uint64_t len);
+int cache_file_remove(cache_t *c, uint64_t id, const char *name);
+/* Rename, replacing `to` if it exists. */
+int cache_file_rename(cache_t *c, uint64_t id, const char *from, const char *to);
+int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg);
 
 /* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
 int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */

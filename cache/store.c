@@ -87,7 +87,8 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "entry", MDB_CREATE, &c->entry)) ||
 	    (rc = mdb_dbi_open(txn, "dedupe", MDB_CREATE, &c->dedupe)) ||
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)) ||
-	    (rc = mdb_dbi_open(txn, "refs", MDB_CREATE, &c->refs)))
+	    (rc = mdb_dbi_open(txn, "refs", MDB_CREATE, &c->refs)) ||
+	    (rc = mdb_dbi_open(txn, "files", MDB_CREATE, &c->files)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
@@ -540,7 +541,8 @@ int cache_view_delete(cache_t *c, const char *name)
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
 	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)))
+	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
+	    (rc = cache_files_drop(c, txn, r.id)))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:
@@ -572,6 +574,7 @@ int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e
 	e->size = r.size;
 	e->flags = r.flags;
 	e->where = r.where;
+	e->uid = r.uid;
 	return 0;
 }
 
@@ -699,7 +702,7 @@ void cache_flags_format(uint32_t flags, char out[40])
 }
 
 int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
-		       int where, uint32_t flags)
+		       int where, uint32_t flags, uint32_t uid)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(key), key }, d;
@@ -720,6 +723,7 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 	memcpy(&r, d.mv_data, sizeof(r));
 	r.where = (uint8_t)where;
 	r.flags = flags;
+	r.uid = uid;
 	d.mv_size = sizeof(r);
 	d.mv_data = &r;
 	if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))

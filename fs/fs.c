@@ -44,6 +44,7 @@ void fs_destroy(void)
 struct msgname {
 	int64_t date;
 	unsigned char oid[CACHE_OID_LEN];
+	uint32_t uid;           /* ",U=N" (mbsync), 0: none */
 	int has_info;           /* ":2," present */
 	uint32_t flags;
 };
@@ -66,6 +67,18 @@ static int msgname_parse(const char *name, struct msgname *m)
 	if (strncmp(p, ".leifs", 6))
 		return EINVAL;
 	p += 6;
+	if (!strncmp(p, ",U=", 3)) {
+		unsigned long u;
+
+		if (p[3] < '1' || p[3] > '9')
+			return EINVAL;
+		errno = 0;
+		u = strtoul(p + 3, &end, 10);
+		if (errno || u > UINT32_MAX)
+			return EINVAL;
+		m->uid = (uint32_t)u;
+		p = end;
+	}
 	if (!*p)
 		return 0;
 	if (strncmp(p, ":2,", 3))
@@ -76,16 +89,25 @@ static int msgname_parse(const char *name, struct msgname *m)
 
 static void msgname_format(const struct cache_entry *e, char *buf, size_t len)
 {
-	char hex[2 * CACHE_OID_LEN + 1], flags[40];
+	char hex[2 * CACHE_OID_LEN + 1], flags[40], tag[16] = "";
 
 	cache_oid_hex(e->oid, hex);
+	if (e->uid)
+		snprintf(tag, sizeof(tag), ",U=%" PRIu32, e->uid);
 	/* mutt keeps flags of unread mail in new/ ("new/X:2,F") */
 	if (e->where == CACHE_CUR || e->flags) {
 		cache_flags_format(e->flags, flags);
-		snprintf(buf, len, "%" PRId64 ".%s.leifs:2,%s", e->date, hex, flags);
+		snprintf(buf, len, "%" PRId64 ".%s.leifs%s:2,%s", e->date, hex, tag, flags);
 	} else {
-		snprintf(buf, len, "%" PRId64 ".%s.leifs", e->date, hex);
+		snprintf(buf, len, "%" PRId64 ".%s.leifs%s", e->date, hex, tag);
 	}
+}
+
+/* the current name of a client file node; ENOENT once replaced */
+static int file_node_name(const struct node *n, char **name)
+{
+	*name = node_file_name(n);
+	return *name ? 0 : ENOENT;
 }
 
 /* ---- attributes ---- */
@@ -151,6 +173,21 @@ static int node_attr(views_t *v, const struct node *n, struct stat *st,
 		file_attr(st, 0444, (off_t)e.size, (time_t)e.date);
 		*timeout = MSG_ATTR_TIMEOUT;
 		return 0;
+	case N_FILE: {
+		char *name;
+		size_t len;
+		int64_t mtime;
+
+		if ((err = file_node_name(n, &name)))
+			return err;
+		err = cache_file_stat(views_cache(v), n->vid, name, &len, &mtime);
+		free(name);
+		if (err)
+			return err;
+		file_attr(st, 0644, (off_t)len, (time_t)mtime);
+		*timeout = 0;
+		return 0;
+	}
 	default:
 		break;
 	}
@@ -198,6 +235,22 @@ static const struct {
 	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
 	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
 };
+
+/* A client file of a view, such as mbsync's .uidvalidity: a dot name that
+ * is none of leifs's own (.config is kept for view settings). */
+static int client_file_name(const char *name)
+{
+	size_t i;
+
+	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strcmp(name, ".config") || strlen(name) > 255)
+		return 0;
+	for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
+		if (!strcmp(name, view_children[i].name))
+			return 0;
+	return 1;
+}
+
 
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */
 static int find_msg(views_t *v, const struct node *dir, const char *name,
@@ -248,8 +301,16 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 			if (!strcmp(name, view_children[i].name))
 				n = node_lookup(view_children[i].kind, parent->vid,
 						parent->view, NULL);
-		if (!n && i == sizeof(view_children) / sizeof(view_children[0]))
+		if (!n && client_file_name(name)) {
+			size_t len;
+			int64_t mtime;
+
+			if ((err = cache_file_stat(views_cache(v), parent->vid, name, &len, &mtime)))
+				return err;
+			n = node_lookup_file(parent->vid, parent->view, name);
+		} else if (!n) {
 			return ENOENT;
+		}
 		break;
 	case N_CUR:
 	case N_NEW:
@@ -327,8 +388,22 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, timeout);
 }
 
-static int do_setattr(views_t *v, const struct node *n, int to_set)
+static int do_setattr(views_t *v, const struct node *n, int to_set, off_t size)
 {
+	if (n->kind == N_FILE && (to_set & FUSE_SET_ATTR_SIZE)) {
+		char *name;
+		int err;
+
+		if (size < 0)
+			return EINVAL;
+		if ((err = file_node_name(n, &name)))
+			return err;
+		err = cache_file_truncate(views_cache(v), n->vid, name, (uint64_t)size);
+		free(name);
+		if (err)
+			return err;
+		to_set &= ~FUSE_SET_ATTR_SIZE;
+	}
 	/* truncating .query or .refresh is the first half of rewriting it */
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH)
 		return EROFS;
@@ -348,12 +423,11 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct node *n = node_get(ino);
 	int err;
 
-	(void)attr;
 	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_setattr(V(req), n, to_set);
+	err = do_setattr(V(req), n, to_set, attr->st_size);
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
@@ -452,6 +526,14 @@ static int add_msg(void *arg, const struct cache_entry *e)
 	return c->d->err;
 }
 
+static int add_file(void *arg, const char *name)
+{
+	struct list_ctx *c = arg;
+
+	dir_add(c->req, c->d, name, (fuse_ino_t)(c->vid << 8 | 15), S_IFREG);
+	return c->d->err;
+}
+
 static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		      struct dirbuf *d)
 {
@@ -475,6 +557,7 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
 			dir_add(req, d, view_children[i].name, (fuse_ino_t)(n->vid << 8 | (i + 2)),
 				view_children[i].kind <= N_TMP ? S_IFDIR : S_IFREG);
+		err = cache_file_each(views_cache(v), n->vid, add_file, &c);
 		break;
 	case N_CUR:
 	case N_NEW:
@@ -616,11 +699,13 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (p->kind != N_CUR && p->kind != N_NEW)
+	if (p->kind == N_VIEW && client_file_name(name))
+		err = cache_file_remove(views_cache(V(req)), p->vid, name);
+	else if (p->kind != N_CUR && p->kind != N_NEW)
 		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
 	else if (!(err = find_msg(V(req), p, name, &e)))
 		err = cache_entry_update(views_cache(V(req)), p->vid, e.oid,
-					 CACHE_HIDDEN, e.flags);
+					 CACHE_HIDDEN, e.flags, e.uid);
 	node_put(p);
 	fuse_reply_err(req, err);
 }
@@ -634,6 +719,18 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 
 	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
+	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
+	    client_file_name(name) && client_file_name(newname)) {
+		size_t len;
+		int64_t mtime;
+
+		if ((flags & RENAME_NOREPLACE) &&
+		    !cache_file_stat(views_cache(v), p->vid, newname, &len, &mtime))
+			return EEXIST;
+		if ((err = cache_file_rename(views_cache(v), p->vid, name, newname)))
+			return err;
+		return node_rename_file(p->vid, name, newname);
+	}
 	if ((p->kind != N_CUR && p->kind != N_NEW) ||
 	    (np->kind != N_CUR && np->kind != N_NEW))
 		return p->kind == N_VIEW || p->kind == N_QUERIES ? EPERM : EROFS;
@@ -641,9 +738,10 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 		return EXDEV;
 	if ((err = find_msg(v, p, name, &e)))
 		return err;
-	/* only the maildir info may change: same time, same oid; cur/ names
-	 * carry the info, new/ names only when there are flags (as mutt
-	 * names flagged unread mail), so that a name is one entry's state */
+	/* only the maildir info and mbsync's ,U= tag may change: same time,
+	 * same oid; cur/ names carry the info, new/ names only when there
+	 * are flags (as mutt names flagged unread mail), so that a name is
+	 * one entry's state */
 	if (msgname_parse(newname, &to) || msgname_parse(name, &from) ||
 	    to.date != from.date || memcmp(to.oid, from.oid, CACHE_OID_LEN) ||
 	    (np->kind == N_CUR ? !to.has_info : to.has_info != (to.flags != 0)))
@@ -655,7 +753,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 			return EEXIST;
 	}
 	return cache_entry_update(views_cache(v), p->vid, e.oid,
-				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW, to.flags);
+				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW, to.flags, to.uid);
 }
 
 static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -683,11 +781,44 @@ static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fs_refuse(req);
 }
 
+/* only client files (mbsync's .uidvalidity) can be made, in a view */
+static int do_create(views_t *v, fuse_ino_t parent, const char *name,
+		     struct fuse_file_info *fi, struct fuse_entry_param *ep)
+{
+	struct node *p = node_get(parent);
+	struct cache_view cv;
+	int err;
+
+	if (!p)
+		return ENOENT;
+	if (p->kind != N_VIEW || !client_file_name(name)) {
+		err = p->kind == N_QUERIES ? EPERM : EROFS;
+	} else if (!(err = node_view(v, p, &cv))) {
+		cache_view_release(&cv);
+		err = cache_file_create(views_cache(v), p->vid, name, !!(fi->flags & O_EXCL));
+		if (!err && (fi->flags & O_TRUNC))
+			err = cache_file_truncate(views_cache(v), p->vid, name, 0);
+		if (!err)
+			err = do_lookup(v, p, name, ep);
+	}
+	node_put(p);
+	fi->fh = 0;
+	fi->direct_io = 1;      /* every read and write goes to the cache */
+	return err;
+}
+
 static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
-	(void)parent, (void)name, (void)mode, (void)fi;
-	fs_refuse(req);
+	struct fuse_entry_param ep;
+	int err;
+
+	(void)mode;
+	err = do_create(V(req), parent, name, fi, &ep);
+	if (err)
+		fuse_reply_err(req, err);
+	else if (fuse_reply_create(req, &ep, fi) == -ENOENT)
+		node_forget(ep.ino, 1);         /* interrupted */
 }
 
 static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
@@ -723,6 +854,19 @@ static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
 	char *s = NULL;
 	int err;
 
+	if (n->kind == N_FILE) {
+		char *name;
+
+		fi->fh = 0;
+		fi->direct_io = 1;
+		if (!(fi->flags & O_TRUNC) || (fi->flags & O_ACCMODE) == O_RDONLY)
+			return 0;
+		if ((err = file_node_name(n, &name)))
+			return err;
+		err = cache_file_truncate(views_cache(v), n->vid, name, 0);
+		free(name);
+		return err;
+	}
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
 		if (n->kind != N_QUERY && n->kind != N_REFRESH)
 			return n->kind == N_MSG || n->kind == N_STATUS ||
@@ -809,6 +953,22 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (n->kind == N_FILE) {
+		char *name, *data = NULL;
+		size_t len = 0;
+
+		if (!(err = file_node_name(n, &name))) {
+			err = cache_file_read(views_cache(V(req)), n->vid, name, &data, &len);
+			free(name);
+		}
+		node_put(n);
+		if (err)
+			fuse_reply_err(req, err);
+		else
+			reply_copy(req, data, len, off, size);
+		free(data);
+		return;
+	}
 	buf = malloc(size ? size : 1);
 	err = buf ? cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got)
 		  : ENOMEM;
@@ -836,6 +996,18 @@ static int do_write(views_t *v, const struct node *n, struct text *t,
 {
 	size_t end;
 
+	if (n->kind == N_FILE) {
+		char *name;
+		int err;
+
+		if (off < 0)
+			return EINVAL;
+		if ((err = file_node_name(n, &name)))
+			return err;
+		err = cache_file_write(views_cache(v), n->vid, name, (uint64_t)off, buf, size);
+		free(name);
+		return err;
+	}
 	if (!t || !t->writing)
 		return EBADF;
 	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
@@ -901,6 +1073,14 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
+/* each write is its own LMDB transaction, committed before the reply */
+static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	(void)ino, (void)datasync, (void)fi;
+	fuse_reply_err(req, 0);
+}
+
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs st = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255 };
@@ -927,6 +1107,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.write = fs_write,
 	.flush = fs_flush,
 	.release = fs_release,
+	.fsync = fs_fsync,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
 	.releasedir = fs_releasedir,

@@ -3,6 +3,7 @@
  * mutex.  A node lives while the kernel holds lookups on it or a handler
  * holds a reference (node_get .. node_put).  Numbers are never reused.
  */
+#include <errno.h>
 #include <glib.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 struct ref_node {
 	struct node n;
 	uint64_t refs;          /* handler references; protected by lock */
+	int unkeyed;            /* replaced by a rename: in by_ino only */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,6 +34,8 @@ static guint key_hash(gconstpointer p)
 		memcpy(&x, n->oid, sizeof(x));
 		h ^= x;
 	}
+	if (n->kind == N_FILE)
+		h ^= g_str_hash(n->name);
 	return h;
 }
 
@@ -40,7 +44,8 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 	const struct node *x = a, *y = b;
 
 	return x->kind == y->kind && x->vid == y->vid &&
-	       (x->kind != N_MSG || !memcmp(x->oid, y->oid, CACHE_OID_LEN));
+	       (x->kind != N_MSG || !memcmp(x->oid, y->oid, CACHE_OID_LEN)) &&
+	       (x->kind != N_FILE || !strcmp(x->name, y->name));
 }
 
 int node_table_init(void)
@@ -57,6 +62,7 @@ static void free_node(struct ref_node *r)
 	if (r == &root)
 		return;
 	free(r->n.view);
+	free(r->n.name);
 	free(r);
 }
 
@@ -90,7 +96,8 @@ static void maybe_free(struct ref_node *r)
 	if (r == &root || r->refs || r->n.nlookup)
 		return;
 	g_hash_table_remove(by_ino, &r->n.ino);
-	g_hash_table_remove(by_key, &r->n);
+	if (!r->unkeyed)
+		g_hash_table_remove(by_key, &r->n);
 	free_node(r);
 }
 
@@ -104,10 +111,10 @@ void node_put(struct node *n)
 	pthread_mutex_unlock(&lock);
 }
 
-struct node *node_lookup(int kind, uint64_t vid, const char *view,
-			 const unsigned char *oid)
+static struct node *lookup(int kind, uint64_t vid, const char *view,
+			   const unsigned char *oid, const char *name)
 {
-	struct node key = { .kind = kind, .vid = vid };
+	struct node key = { .kind = kind, .vid = vid, .name = (char *)name };
 	struct ref_node *r;
 
 	if (kind == N_ROOT)
@@ -118,7 +125,10 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view,
 	r = g_hash_table_lookup(by_key, &key);
 	if (!r) {
 		r = calloc(1, sizeof(*r));
-		if (!r || (view && !(r->n.view = strdup(view)))) {
+		if (!r || (view && !(r->n.view = strdup(view))) ||
+		    (name && !(r->n.name = strdup(name)))) {
+			if (r)
+				free(r->n.view);
 			free(r);
 			pthread_mutex_unlock(&lock);
 			return NULL;
@@ -133,6 +143,59 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view,
 	r->n.nlookup++;
 	pthread_mutex_unlock(&lock);
 	return &r->n;
+}
+
+struct node *node_lookup(int kind, uint64_t vid, const char *view,
+			 const unsigned char *oid)
+{
+	return lookup(kind, vid, view, oid, NULL);
+}
+
+struct node *node_lookup_file(uint64_t vid, const char *view, const char *name)
+{
+	return lookup(N_FILE, vid, view, NULL, name);
+}
+
+int node_rename_file(uint64_t vid, const char *from, const char *to)
+{
+	struct node key = { .kind = N_FILE, .vid = vid, .name = (char *)from };
+	struct ref_node *r, *old;
+	char *copy = strdup(to);
+
+	if (!copy)
+		return ENOMEM;
+	pthread_mutex_lock(&lock);
+	/* a node of the replaced file keeps its inode (open handles) but
+	 * stands for no name any more */
+	key.name = (char *)to;
+	if ((old = g_hash_table_lookup(by_key, &key))) {
+		g_hash_table_remove(by_key, &old->n);
+		old->unkeyed = 1;
+		free(old->n.name);
+		old->n.name = NULL;     /* node_file_name(): gone */
+	}
+	key.name = (char *)from;
+	r = g_hash_table_lookup(by_key, &key);
+	if (r) {
+		g_hash_table_remove(by_key, &r->n);
+		free(r->n.name);
+		r->n.name = copy;
+		copy = NULL;
+		g_hash_table_insert(by_key, &r->n, r);
+	}
+	pthread_mutex_unlock(&lock);
+	free(copy);
+	return 0;
+}
+
+char *node_file_name(const struct node *n)
+{
+	char *s;
+
+	pthread_mutex_lock(&lock);
+	s = n->name ? strdup(n->name) : NULL;
+	pthread_mutex_unlock(&lock);
+	return s;
 }
 
 void node_forget(uint64_t ino, uint64_t count)

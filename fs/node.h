@@ -11,7 +11,7 @@
 
 enum node_kind {
 	N_ROOT = 1, N_QUERIES, N_QSTATUS, N_VIEW, N_CUR, N_NEW, N_TMP,
-	N_QUERY, N_STATUS, N_REFRESH, N_MSG,
+	N_QUERY, N_STATUS, N_REFRESH, N_MSG, N_FILE,
 };
 
 struct node {
@@ -21,6 +21,8 @@ struct node {
 	uint64_t vid;                   /* view id, for kinds under a view */
 	char *view;                     /* view name, likewise */
 	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
+	char *name;                     /* N_FILE: a client file of the view;
+					 * protected by the table lock */
 };
 
 int node_table_init(void);
@@ -33,6 +35,13 @@ void node_put(struct node *n);
 /* Find or make the node for (kind, vid, oid) and count one kernel lookup. */
 struct node *node_lookup(int kind, uint64_t vid, const char *view,
 			 const unsigned char *oid);
+/* Likewise for the client file `name` of a view. */
+struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
+/* A client file was renamed: its node (if any) now stands for `to`, as the
+ * kernel keeps the inode across a rename. */
+int node_rename_file(uint64_t vid, const char *from, const char *to);
+/* A copy of an N_FILE node's name (it may be renamed meanwhile), or NULL. */
+char *node_file_name(const struct node *n);
 /* The kernel forgot `count` lookups. */
 void node_forget(uint64_t ino, uint64_t count);
 

@@ -315,7 +315,7 @@ static void test_cache(void)
 		cache_flags_format(f, s);
 		CHECK(!strcmp(s, "FRS"));
 		CHECK(cache_flags_parse("S!", &f) == EINVAL);
-		CHECK(cache_entry_update(c, v.id, oid, CACHE_HIDDEN, f) == 0);
+		CHECK(cache_entry_update(c, v.id, oid, CACHE_HIDDEN, f, 0) == 0);
 	}
 	count = 0;
 	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 1);
@@ -371,7 +371,7 @@ static void test_sweep(void)
 	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 1);
 	cache_batch_free(bt);
 	/* a flag on msg1 in view a, then a full search that finds only msg1 */
-	CHECK(cache_entry_update(c, a.id, o1, CACHE_CUR, 1u << 4) == 0);
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_CUR, 1u << 4, 0) == 0);
 	CHECK(cache_batch_new(c, a.id, 0, 2, 1, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 0);
@@ -474,6 +474,74 @@ static void test_config(void)
 	CHECK(config_long("9999999999999g", &n) == ERANGE);
 }
 
+static int count_name(void *arg, const char *name)
+{
+	(void)name;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void test_files(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300], *data, name[32];
+	struct cache_view a, b;
+	cache_t *c;
+	size_t len;
+	int64_t mtime;
+	int i, n = 0;
+	static char big[CACHE_FILE_MAX + 1];
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 64 << 20, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "a", "a", &a) == 0);
+	CHECK(cache_view_create(c, "b", "b", &b) == 0);
+	CHECK(cache_file_stat(c, a.id, ".uidvalidity", &len, &mtime) == ENOENT);
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", 0, "x", 1) == ENOENT);
+	CHECK(cache_file_create(c, a.id, ".uidvalidity", 1) == 0);
+	CHECK(cache_file_create(c, a.id, ".uidvalidity", 1) == EEXIST);
+	CHECK(cache_file_create(c, a.id, ".uidvalidity", 0) == 0);
+	CHECK(cache_file_stat(c, a.id, ".uidvalidity", &len, &mtime) == 0 && len == 0 && mtime > 0);
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", 0, "1700000000\n5\n", 13) == 0);
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", 11, "42\n", 3) == 0);
+	CHECK(cache_file_read(c, a.id, ".uidvalidity", &data, &len) == 0 && len == 14 &&
+	      !memcmp(data, "1700000000\n42\n", 14));
+	free(data);
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", 16, "z", 1) == 0);   /* a hole */
+	CHECK(cache_file_read(c, a.id, ".uidvalidity", &data, &len) == 0 && len == 17 &&
+	      data[14] == 0 && data[15] == 0 && data[16] == 'z');
+	free(data);
+	CHECK(cache_file_truncate(c, a.id, ".uidvalidity", 11) == 0);
+	CHECK(cache_file_stat(c, a.id, ".uidvalidity", &len, &mtime) == 0 && len == 11);
+	CHECK(cache_file_stat(c, b.id, ".uidvalidity", &len, &mtime) == ENOENT);  /* per view */
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", CACHE_FILE_MAX, "x", 1) == EFBIG);
+	CHECK(cache_file_write(c, a.id, ".uidvalidity", 0, big, sizeof(big)) == EFBIG);
+	CHECK(cache_file_stat(c, a.id, ".uidvalidity", &len, &mtime) == 0 && len == 11);
+	CHECK(cache_file_rename(c, a.id, ".uidvalidity", ".state") == 0);
+	CHECK(cache_file_stat(c, a.id, ".uidvalidity", &len, &mtime) == ENOENT);
+	CHECK(cache_file_read(c, a.id, ".state", &data, &len) == 0 && len == 11 &&
+	      !memcmp(data, "1700000000\n", 11));
+	free(data);
+	for (i = 1; i < CACHE_FILES_MAX; i++) {
+		snprintf(name, sizeof(name), ".f%d", i);
+		CHECK(cache_file_create(c, a.id, name, 1) == 0);
+	}
+	CHECK(cache_file_create(c, a.id, ".one-too-many", 1) == ENOSPC);
+	CHECK(cache_file_create(c, b.id, ".other-view", 1) == 0);
+	CHECK(cache_file_each(c, a.id, count_name, &n) == 0 && n == CACHE_FILES_MAX);
+	CHECK(cache_file_remove(c, a.id, ".f1") == 0);
+	CHECK(cache_file_remove(c, a.id, ".f1") == ENOENT);
+	CHECK(cache_view_delete(c, "a") == 0);
+	n = 0;
+	CHECK(cache_file_each(c, a.id, count_name, &n) == 0 && n == 0);
+	n = 0;
+	CHECK(cache_file_each(c, b.id, count_name, &n) == 0 && n == 1);
+	cache_view_release(&a);
+	cache_view_release(&b);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_names();
@@ -484,6 +552,7 @@ int main(void)
 	test_cache();
 	test_sweep();
 	test_config();
+	test_files();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,322 @@
+/*
+ * Client files of a view: key view id (8, big-endian) + name, value a
+ * file_rec and the bytes.  Small by contract, so a write reads, patches and
+ * puts the whole value in one transaction: simple and crash-safe.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/cache-private.h"
+
+#define KEY_MAX (8 + 256)
+
+static int make_key(unsigned char *key, MDB_val *k, uint64_t id, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > KEY_MAX - 8)
+		return ENAMETOOLONG;
+	cache_key_id(key, id);
+	memcpy(key + 8, name, n);
+	k->mv_size = 8 + n;
+	k->mv_data = key;
+	return 0;
+}
+
+static int get_rec(MDB_txn *txn, cache_t *c, MDB_val *k, MDB_val *d)
+{
+	int rc = mdb_get(txn, c->files, k, d);
+
+	if (rc)
+		return cache_errno(rc);
+	return d->mv_size < sizeof(struct file_rec) ? EIO : 0;
+}
+
+int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int64_t *mtime)
+{
+	unsigned char key[KEY_MAX];
+	struct file_rec r;
+	MDB_val k, d;
+	MDB_txn *txn;
+	int err;
+
+	if ((err = make_key(key, &k, id, name)))
+		return err;
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+		return err;
+	if (!(err = get_rec(txn, c, &k, &d))) {
+		memcpy(&r, d.mv_data, sizeof(r));
+		*len = d.mv_size - sizeof(r);
+		*mtime = r.mtime;
+	}
+	mdb_txn_abort(txn);
+	return err;
+}
+
+int cache_file_read(cache_t *c, uint64_t id, const char *name, char **data, size_t *len)
+{
+	unsigned char key[KEY_MAX];
+	MDB_val k, d;
+	MDB_txn *txn;
+	int err;
+
+	*data = NULL;
+	if ((err = make_key(key, &k, id, name)))
+		return err;
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+		return err;
+	if (!(err = get_rec(txn, c, &k, &d))) {
+		*len = d.mv_size - sizeof(struct file_rec);
+		if (!(*data = malloc(*len + 1)))
+			err = ENOMEM;
+		else
+			memcpy(*data, (char *)d.mv_data + sizeof(struct file_rec), *len);
+	}
+	mdb_txn_abort(txn);
+	return err;
+}
+
+static int count_files(MDB_txn *txn, cache_t *c, uint64_t id, size_t *n)
+{
+	unsigned char pfx[8];
+	MDB_cursor *cur;
+	MDB_val k = { sizeof(pfx), pfx }, d;
+	int rc;
+
+	*n = 0;
+	cache_key_id(pfx, id);
+	if ((rc = mdb_cursor_open(txn, c->files, &cur)))
+		return cache_errno(rc);
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
+		(*n)++;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+/* the whole value, patched by `patch`, put back with a new mtime */
+static int rewrite(cache_t *c, uint64_t id, const char *name, int create,
+		   int (*patch)(void *arg, char **buf, size_t *len), void *arg)
+{
+	unsigned char key[KEY_MAX];
+	struct file_rec r = { .mtime = (int64_t)time(NULL) };
+	MDB_val k, d;
+	MDB_txn *txn;
+	char *buf = NULL;
+	size_t len = 0, n;
+	int err;
+
+	if ((err = make_key(key, &k, id, name)))
+		return err;
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return err;
+	err = get_rec(txn, c, &k, &d);
+	if (!err) {
+		len = d.mv_size - sizeof(r);
+		if (!(buf = malloc(len + 1)))
+			err = ENOMEM;
+		else
+			memcpy(buf, (char *)d.mv_data + sizeof(r), len);
+	} else if (err == ENOENT && create) {
+		err = count_files(txn, c, id, &n);
+		if (!err && n >= CACHE_FILES_MAX)
+			err = ENOSPC;
+		if (!err && !(buf = malloc(1)))
+			err = ENOMEM;
+	}
+	if (!err && patch)
+		err = patch(arg, &buf, &len);
+	if (!err && len > CACHE_FILE_MAX)
+		err = EFBIG;
+	if (!err) {
+		d.mv_size = sizeof(r) + len;
+		err = cache_errno(mdb_put(txn, c->files, &k, &d, MDB_RESERVE));
+	}
+	if (!err) {
+		memcpy(d.mv_data, &r, sizeof(r));
+		memcpy((char *)d.mv_data + sizeof(r), buf, len);
+		err = cache_errno(mdb_txn_commit(txn));
+		txn = NULL;
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	free(buf);
+	return err;
+}
+
+int cache_file_create(cache_t *c, uint64_t id, const char *name, int excl)
+{
+	size_t len;
+	int64_t mtime;
+	int err = cache_file_stat(c, id, name, &len, &mtime);
+
+	if (!err)
+		return excl ? EEXIST : 0;
+	if (err != ENOENT)
+		return err;
+	return rewrite(c, id, name, 1, NULL, NULL);
+}
+
+struct span {
+	uint64_t off;
+	const char *buf;
+	size_t len;
+};
+
+static int patch_write(void *arg, char **buf, size_t *len)
+{
+	struct span *s = arg;
+	size_t end;
+	char *b;
+
+	if (s->off > CACHE_FILE_MAX || s->len > CACHE_FILE_MAX - s->off)
+		return EFBIG;
+	end = (size_t)s->off + s->len;
+	if (end > *len) {
+		if (!(b = realloc(*buf, end + 1)))
+			return ENOMEM;
+		memset(b + *len, 0, end - *len);        /* a hole reads as zeros */
+		*buf = b;
+		*len = end;
+	}
+	memcpy(*buf + s->off, s->buf, s->len);
+	return 0;
+}
+
+int cache_file_write(cache_t *c, uint64_t id, const char *name, uint64_t off,
+		     const char *buf, size_t len)
+{
+	struct span s = { off, buf, len };
+
+	return rewrite(c, id, name, 0, patch_write, &s);
+}
+
+static int patch_truncate(void *arg, char **buf, size_t *len)
+{
+	uint64_t want = *(uint64_t *)arg;
+	char *b;
+
+	if (want > CACHE_FILE_MAX)
+		return EFBIG;
+	if (want > *len) {
+		if (!(b = realloc(*buf, (size_t)want + 1)))
+			return ENOMEM;
+		memset(b + *len, 0, (size_t)want - *len);
+		*buf = b;
+	}
+	*len = (size_t)want;
+	return 0;
+}
+
+int cache_file_truncate(cache_t *c, uint64_t id, const char *name, uint64_t len)
+{
+	return rewrite(c, id, name, 0, patch_truncate, &len);
+}
+
+int cache_file_remove(cache_t *c, uint64_t id, const char *name)
+{
+	unsigned char key[KEY_MAX];
+	MDB_val k;
+	MDB_txn *txn;
+	int err;
+
+	if ((err = make_key(key, &k, id, name)))
+		return err;
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return err;
+	if ((err = cache_errno(mdb_del(txn, c->files, &k, NULL)))) {
+		mdb_txn_abort(txn);
+		return err;
+	}
+	return cache_errno(mdb_txn_commit(txn));
+}
+
+int cache_file_rename(cache_t *c, uint64_t id, const char *from, const char *to)
+{
+	unsigned char fkey[KEY_MAX], tkey[KEY_MAX];
+	MDB_val fk, tk, d;
+	MDB_txn *txn;
+	char *copy = NULL;
+	int err;
+
+	if ((err = make_key(fkey, &fk, id, from)) || (err = make_key(tkey, &tk, id, to)))
+		return err;
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return err;
+	if ((err = get_rec(txn, c, &fk, &d)))
+		goto out;
+	/* the value lives in the map: copy it before writing */
+	if (!(copy = malloc(d.mv_size))) {
+		err = ENOMEM;
+		goto out;
+	}
+	memcpy(copy, d.mv_data, d.mv_size);
+	d.mv_data = copy;
+	if ((err = cache_errno(mdb_put(txn, c->files, &tk, &d, 0))) ||
+	    (err = cache_errno(mdb_del(txn, c->files, &fk, NULL))))
+		goto out;
+	err = cache_errno(mdb_txn_commit(txn));
+	txn = NULL;
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	free(copy);
+	return err;
+}
+
+int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg)
+{
+	unsigned char pfx[8];
+	char name[KEY_MAX];
+	MDB_cursor *cur = NULL;
+	MDB_val k = { sizeof(pfx), pfx }, d;
+	MDB_txn *txn;
+	int rc, err = 0;
+
+	cache_key_id(pfx, id);
+	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+		return err;
+	if ((rc = mdb_cursor_open(txn, c->files, &cur))) {
+		err = cache_errno(rc);
+		goto out;
+	}
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
+		memcpy(name, (char *)k.mv_data + 8, k.mv_size - 8);
+		name[k.mv_size - 8] = '\0';
+		if ((err = fn(arg, name)))
+			goto out;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+	}
+	if (rc != MDB_NOTFOUND)
+		err = cache_errno(rc);
+out:
+	if (cur)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return err;
+}
+
+int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id)
+{
+	unsigned char pfx[8];
+	MDB_cursor *cur;
+	MDB_val k = { sizeof(pfx), pfx }, d;
+	int rc;
+
+	cache_key_id(pfx, id);
+	if ((rc = mdb_cursor_open(txn, c->files, &cur)))
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
+		if ((rc = mdb_cursor_del(cur, 0)))
+			break;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+}
