@@ -81,6 +81,50 @@ test_expect_success 'daemonized: detaches, serves, unmounts cleanly' '
 	fusermount3 -u "$M" && test_wait_for 10 "! kill -0 $pid 2>/dev/null"
 '
 rm -f "$XDG_CONFIG_HOME/leifs/config"
+test_expect_success '-d: debug lines for each search' '
+	leifs_mount "$M" -d -o source=$PI_URL,cache="$TRASH/debug" &&
+	mkdir "$M/queries/s:watchdog" && ls "$M/queries/s:watchdog/cur" >/dev/null &&
+	grep -q "search .*q=s:watchdog" "$TRASH/leifs.log" && leifs_umount "$M"
+'
+# a syslog of our own on /dev/log, where no system logger has one (CI)
+if [ -e /dev/log ] || [ "$(id -u)" != 0 ]; then
+	test_skip 'daemonized, errors go to syslog' '/dev/log belongs to a system logger here'
+else
+	test_expect_success 'daemonized, errors go to syslog' '
+		python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(\"/dev/log\")
+s.settimeout(30)
+with open(sys.argv[1], \"ab\", buffering=0) as f:
+    while True:
+        try:
+            f.write(s.recv(65536) + b\"\n\")
+        except socket.timeout:
+            break
+" "$TRASH/syslog" &
+		logger_pid=$! &&
+		test_atexit "kill $logger_pid 2>/dev/null; rm -f /dev/log" &&
+		test_wait_for 5 "[ -S /dev/log ]" &&
+		"$LEIFS" -o source=$PI_URL,cache="$TRASH/syslogged" "$M" 2>err && [ ! -s err ] &&
+		! mkdir "$M/queries/(unbalanced" 2>/dev/null &&
+		test_wait_for 5 "grep -q \"leifs\\[[0-9]*\\]: mkdir refused: (unbalanced\" \"$TRASH/syslog\"" &&
+		fusermount3 -u "$M" && kill $logger_pid && rm -f /dev/log
+	'
+fi
+test_expect_success 'the systemd user unit starts and stops a mount' '
+	unit="$SRC_DIR/examples/leifs.service" && home="$TRASH/home" && mkdir -p "$home" &&
+	start=$(sed -n "s/^ExecStart=//p" "$unit" | sed "s|%h|$home|g; s|/usr/local/bin/leifs|$LEIFS|") &&
+	stop=$(sed -n "s/^ExecStop=//p" "$unit" | sed "s|%h|$home|g") &&
+	sed -n "s/^ExecStartPre=//p" "$unit" | sed "s|%h|$home|g" >pre &&
+	while read -r cmd; do
+		case $cmd in -*) ${cmd#-} 2>/dev/null || : ;; *) $cmd || return 1 ;; esac
+	done <pre && { HOME=$home XDG_CONFIG_HOME= XDG_CACHE_HOME= $start -o source=$PI_URL 2>>"$TRASH/leifs.log" & } &&
+	test_atexit "fusermount3 -u -z \"$home/lore\" 2>/dev/null" &&
+	test_wait_for 10 "mountpoint -q \"$home/lore\"" &&
+	mkdir "$home/lore/queries/s:rtc" && [ -d "$home/.cache/leifs/lmdb" ] &&
+	$stop && test_wait_for 10 "! mountpoint -q \"$home/lore\"" && wait
+'
 
 test_expect_success 'make install honours DESTDIR and PREFIX' '
 	make -C "$SRC_DIR" -s install DESTDIR="$TRASH/dest" PREFIX=/opt/leifs >out 2>&1 &&
