@@ -78,6 +78,36 @@ uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/leifs' '$(DESTDIR)$(MANDIR)/man1/leifs.1'
 	rm -rf '$(DESTDIR)$(DOCDIR)'
 
+# libFuzzer targets (clang), built apart in fuzz-build/ with ASan+UBSan;
+# `make fuzz FUZZ_TIME=600` runs each for that many seconds over a seed
+# corpus from the test generator, then leaves any crash in fuzz-build/.
+FUZZ_CC   ?= clang
+FUZZ_CXX  ?= clang++
+FUZZ_TIME ?= 60
+FUZZ_NAMES = mboxrd gunzip mail query config
+FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS = $(patsubst %.c,fuzz-build/%.o,$(filter %.c,$(LIB_SRCS))) \
+		$(patsubst %.cc,fuzz-build/%.o,$(filter %.cc,$(LIB_SRCS)))
+FUZZ_BINS = $(FUZZ_NAMES:%=fuzz-build/fuzz-%)
+
+fuzz-build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+
+fuzz-build/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) -std=c++17 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) $(XAPIAN_CXXFLAGS) \
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+
+fuzz-build/fuzz-%: fuzz-build/tests/fuzz/fuzz-%.o $(FUZZ_LIB_OBJS)
+	$(FUZZ_CXX) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_NAMES)
+
 check: all
 	tests/run-tests.sh
 
@@ -86,6 +116,7 @@ bench: all
 
 clean:
 	rm -f leifs libleifs.a $(TEST_PROGS) $(OBJS) $(OBJS:.o=.d) BUILD-FLAGS
+	rm -rf fuzz-build
 
-.PHONY: all check bench clean install uninstall FORCE
+.PHONY: all check bench clean install uninstall fuzz fuzz-bins FORCE
 -include $(OBJS:.o=.d)

@@ -185,8 +185,8 @@ void cache_oid(const char *raw, size_t len, unsigned char oid[CACHE_OID_LEN]);
 void cache_oid_hex(const unsigned char *oid, char hex[2 * CACHE_OID_LEN + 1]);
 int cache_oid_parse(const char *hex, unsigned char oid[CACHE_OID_LEN]);
 
-/* Parse a raw message with gmime: its date (Date header; 0 if missing or
- * unparseable) and lei's content hash (PublicInbox::ContentHash). */
+/* Parse a raw message with gmime: its date (Date header; 0 if missing,
+ * unparseable, before 1970 or after 9999) and lei's content hash (PublicInbox::ContentHash). */
 int cache_mail_info(const char *raw, size_t len, int64_t *date,
 		    unsigned char chash[CACHE_CHASH_LEN]);
 void cache_mail_init(void);   /* once, before threads (g_mime_init) */

@@ -231,7 +231,7 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 	text = !g_ascii_strcasecmp(type, "text") &&
 	       g_ascii_strcasecmp(sub, "html") && g_ascii_strcasecmp(sub, "xhtml");
 	if (!text && !g_ascii_strcasecmp(type, "application") &&
-	    !g_ascii_strcasecmp(sub, "octet-stream") &&
+	    !g_ascii_strcasecmp(sub, "octet-stream") && body->len &&
 	    g_utf8_validate((const char *)body->data, (gssize)body->len, NULL)) {
 		/* printable text sent as octet-stream is hashed as text */
 		const char *p = (const char *)body->data, *e = p + body->len;
@@ -252,7 +252,7 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 			return;
 		}
 	}
-	if (text) {
+	if (text && body->len) {        /* an empty body hashes as nothing */
 		gsize w = 0;
 		size_t n = 0;
 		char *s = NULL;
@@ -405,6 +405,8 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 	g_hash_table_unref(seen);
 }
 
+#define MAX_DATE INT64_C(253402300799)     /* 9999-12-31T23:59:59Z */
+
 int cache_mail_info(const char *raw, size_t len, int64_t *date,
 		    unsigned char chash[CACHE_CHASH_LEN])
 {
@@ -420,6 +422,9 @@ int cache_mail_info(const char *raw, size_t len, int64_t *date,
 		return EINVAL;
 	dt = g_mime_message_get_date(msg);
 	*date = dt ? g_date_time_to_unix(dt) : 0;
+	/* names start with the date: no sign, at most year 9999 */
+	if (*date < 0 || *date > MAX_DATE)
+		*date = 0;
 	content_hash(msg, chash);
 	g_object_unref(msg);
 	return 0;

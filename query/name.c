@@ -4,6 +4,7 @@
  * give one query several names, and names must be unique per view).
  */
 #include <errno.h>
+#include <glib.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,13 @@ int query_name_decode(const char *name, char **out, const char **why)
 		q[o++] = (char)c;
 	}
 	q[o] = '\0';
+	/* public-inbox reads queries as UTF-8; a stray byte would reach the
+	 * server as a different query than the name shows */
+	if (!g_utf8_validate(q, (gssize)o, NULL)) {
+		if (why)
+			*why = "query is not valid UTF-8";
+		goto bad;
+	}
 	if (blank) {
 		if (why)
 			*why = "blank query";

@@ -9,6 +9,7 @@
  * worse than sending one it ignores.
  */
 #include <ctype.h>
+#include <glib.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,11 @@ int query_validate(const char *query, const char **why)
 		if (why)
 			*why = "query too long";
 		return E2BIG;
+	}
+	if (!g_utf8_validate(query, (gssize)n, NULL)) {
+		if (why)
+			*why = "query is not valid UTF-8";
+		return EINVAL;
 	}
 	while (*p) {
 		const char *w;

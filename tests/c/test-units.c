@@ -4,6 +4,7 @@
  * the cache's ingest, dedupe, flags and persistence.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ static void test_names(void)
 	CHECK(query_name_decode("100%25", &q, &why) == 0 && !strcmp(q, "100%"));
 	free(q);
 	CHECK(query_name_decode("", &q, &why) == EINVAL && q == NULL);
+	CHECK(query_name_decode("s:caf\xc3\xa9", &q, &why) == 0 && !strcmp(q, "s:caf\xc3\xa9"));
+	free(q);
+	CHECK(query_name_decode("s:caf\xe9", &q, &why) == EINVAL && strstr(why, "UTF-8"));
 	CHECK(query_name_decode("   ", &q, &why) == EINVAL);
 	CHECK(query_name_decode("s:a%41", &q, &why) == EINVAL);
 	CHECK(query_name_decode("s:a%2", &q, &why) == EINVAL);
@@ -271,6 +275,22 @@ static void test_cache(void)
 	CHECK(cache_mail_info(msg1dup, sizeof(msg1dup) - 1, &date, h2) == 0);
 	CHECK(!memcmp(h1, h2, sizeof(h1)));     /* same content, other delivery */
 	CHECK(cache_mail_info(msg2, sizeof(msg2) - 1, &date, h2) == 0);
+	{
+		static const char *const absurd[] = {
+			"Date: Mon, 1 Jan 1900 00:00:00 +0000\n\nold\n",
+			"Date: Fri, 31 Dec 99999 23:59:59 +0000\n\nfar\n",
+			"Date: yesterday-ish\n\nbad\n",
+			"Subject: no date, no Message-ID\n\nbody\n",
+			"\n\nno headers at all\n",
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(absurd) / sizeof(*absurd); i++) {
+			date = -1;
+			CHECK(cache_mail_info(absurd[i], strlen(absurd[i]), &date, h2) == 0);
+			CHECK(date >= 0 && date <= INT64_C(253402300799));
+		}
+	}
 	CHECK(memcmp(h1, h2, sizeof(h1)));
 
 	cache_oid("hello\n", 6, oid);
