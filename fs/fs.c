@@ -3,6 +3,7 @@
  * helper that returns an errno, and replies exactly once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -280,6 +281,9 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 	int err;
 
 	memset(ep, 0, sizeof(*ep));
+	/* FUSE lets names of up to 1024 bytes through; we promise 255 */
+	if (strlen(name) > NAME_MAX)
+		return ENAMETOOLONG;
 	switch (parent->kind) {
 	case N_ROOT:
 		if (strcmp(name, "queries"))
@@ -649,6 +653,10 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 	if (p->kind != N_QUERIES) {
 		node_put(p);
 		return EROFS;
+	}
+	if (strlen(name) > NAME_MAX) {
+		node_put(p);
+		return ENAMETOOLONG;
 	}
 	err = views_create(v, name, why, sizeof(why));
 	if (!err)

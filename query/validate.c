@@ -161,7 +161,14 @@ int query_validate(const char *query, const char **why)
 			*why = "empty query";
 		return EINVAL;
 	}
-	return 0;
+	/* Xapian drops punctuation: "/" or "*" alone would search for nothing
+	 * (or everything), never what the name says */
+	for (p = query; *p; p++)
+		if (isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80)
+			return 0;
+	if (why)
+		*why = "no word to search for";
+	return EINVAL;
 }
 
 int query_normalize(const char *query, char **out)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hostile-server.py PORT
+"""hostile-server.py PORT [CERT KEY]
 
 A deliberately bad public-inbox lookalike on 127.0.0.1:PORT for failure
 tests.  The first path component picks the behaviour for POST /MODE/?q=..:
@@ -14,7 +14,11 @@ tests.  The first path component picks the behaviour for POST /MODE/?q=..:
   slow    one byte every 2 s (for 60 s at most)
   bomb    a From_ line followed by endless zeros (a gzip bomb)
   redirect  302 to another host
-Stops by itself after 10 minutes."""
+  biglen  a Content-Length of a terabyte, then the answer and a close
+  bigmsg  a message of 2 MiB (above the tests' max_message) among good ones
+  badfrom an mboxrd whose From_ escaping is broken (an unescaped "From ")
+  nodate  messages without Message-ID or Date, or with absurd dates
+With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
 MSGS = [
@@ -28,9 +32,21 @@ MSGS = [
 ]
 
 
-def mboxrd():
+ODD = [
+    b"From: nobody\nSubject: no id, no date\n\nbody one\n",
+    b"From: x\nSubject: before the epoch\nDate: Mon, 1 Jan 1900 00:00:00 +0000\n"
+    b"Message-ID: <old@example.org>\n\nbody two\n",
+    b"From: x\nSubject: far future\nDate: Fri, 31 Dec 99999 23:59:59 +0000\n"
+    b"Message-ID: <future@example.org>\n\nbody three\n",
+    b"From: x\nSubject: garbage date\nDate: the day after tomorrow\n"
+    b"Message-ID: <garbage@example.org>\n\nbody four\n",
+    b"\n\nno headers at all\n",
+]
+
+
+def mboxrd(msgs=None):
     out = b""
-    for m in MSGS:
+    for m in msgs or MSGS:
         out += b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
         out += m.replace(b"\n>From", b"\n>>From") + b"\n"
     return out
@@ -117,6 +133,30 @@ class H(http.server.BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
+        elif mode == "biglen":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/gzip")
+            self.send_header("Content-Length", str(10 ** 12))
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+        elif mode == "bigmsg":
+            big = (b"From: big\nSubject: huge\nMessage-ID: <big@example.org>\n\n" +
+                   (b"x" * 80 + b"\n") * ((2 << 20) // 81))
+            page = gzip.compress(mboxrd([MSGS[0], big, MSGS[1]]))
+            self.head(200, length=len(page))
+            self.wfile.write(page)
+        elif mode == "badfrom":
+            raw = (b"From mboxrd@z Thu Jan  1 00:00:00 1970\n" + MSGS[0] +
+                   b"\nFrom someone@example.org Mon Jun  2 10:00:00 2025\nmore\n\n" +
+                   b"From mboxrd@z Thu Jan  1 00:00:00 1970\n" + MSGS[1] + b"\n")
+            page = gzip.compress(raw)
+            self.head(200, length=len(page))
+            self.wfile.write(page)
+        elif mode == "nodate":
+            page = gzip.compress(mboxrd(ODD))
+            self.head(200, length=len(page))
+            self.wfile.write(page)
         elif mode == "redirect":
             self.send_response(302)
             self.send_header("Location", "http://192.0.2.1/all/")
@@ -132,9 +172,14 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 4):
         sys.exit(__doc__)
     srv = S(("127.0.0.1", int(sys.argv[1])), H)
+    if len(sys.argv) == 4:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Timer(600, srv.shutdown).start()
     srv.serve_forever()
 

@@ -41,6 +41,8 @@ static void test_names(void)
 	CHECK(query_name_decode("s:caf\xe9", &q, &why) == EINVAL && strstr(why, "UTF-8"));
 	CHECK(query_name_decode("   ", &q, &why) == EINVAL);
 	CHECK(query_name_decode("s:a%41", &q, &why) == EINVAL);
+	CHECK(query_validate("/", &why) == EINVAL && strstr(why, "no word"));
+	CHECK(query_validate("s:\xc3\xa9", &why) == 0);
 	CHECK(query_name_decode("s:a%2", &q, &why) == EINVAL);
 	CHECK(query_name_decode("s:a\tb", &q, &why) == EINVAL);
 	CHECK(query_name_decode("s:a\x7f", &q, &why) == EINVAL);
