@@ -269,8 +269,9 @@ static void refresh(views_t *v, struct live *l)
 
 			/* one "URL: reason" per failed source, "; " between */
 			url_shown(req.url, shown, sizeof(shown));
-			len = snprintf(piece, sizeof(piece), "%s%s: %s", n ? "; " : "",
-				       shown, res.error[0] ? res.error : strerror(err));
+			len = snprintf(piece, sizeof(piece), "%s%s: %s", n ? "; " : "", shown,
+				       err == ENOSPC ? "the cache is full (raise -o map_size)" :
+				       res.error[0] ? res.error : strerror(err));
 			if (len > 0) {
 				size_t m = (size_t)len < room ? (size_t)len : room;
 
