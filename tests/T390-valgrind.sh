@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One mount/list/read/rename/unlink/.query/rmdir/unmount cycle under
+# valgrind: no errors, no definite leaks.  Skipped for sanitizer builds
+# (valgrind cannot run them) and where valgrind is missing.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-gen.sh"
+
+if ! command -v valgrind >/dev/null; then
+	test_skip 'a mount cycle under valgrind' 'valgrind is not installed'
+	test_done
+	exit
+fi
+if grep -q fsanitize "$SRC_DIR/BUILD-FLAGS" 2>/dev/null; then
+	test_skip 'a mount cycle under valgrind' 'this is a sanitizer build'
+	test_done
+	exit
+fi
+test_expect_success 'public-inbox-httpd serves the generated archive' 'gen_server'
+M="$TRASH/mnt"
+V="$M/queries/s:rtc"
+test_expect_success 'leifs mounts under valgrind' '
+	mkdir -p "$M" &&
+	{ valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		--show-leak-kinds=definite \
+		--log-file="$TRASH/valgrind.log" \
+		"$LEIFS" -f -o source=$PI_URL,cache="$TRASH/cache",timeout=60,map_size=256 "$M" \
+		2>>"$TRASH/leifs.log" & } &&
+	echo $! >vg.pid &&
+	test_atexit "fusermount3 -u -z \"$M\" 2>/dev/null; kill \$(cat \"$TRASH/vg.pid\") 2>/dev/null" &&
+	test_wait_for 60 "mountpoint -q \"$M\""
+'
+test_expect_success 'a view, read whole, renamed, unlinked, requeried, removed' '
+	mkdir "$V" && ls "$V/cur" >list && [ "$(wc -l <list)" -gt 10 ] &&
+	cat "$V"/cur/* >/dev/null && check_oids "$V"/cur/* &&
+	f=$(sed -n 1p list) && mv "$V/cur/$f" "$V/cur/${f}S" && rm "$V/cur/$(sed -n 2p list)" &&
+	cat "$V/.status" "$M/queries/.status" >/dev/null &&
+	echo "s:rtc AND s:pcf8563" >"$V/.query" &&
+	test_wait_for 60 "grep -q \"^last-query: s:rtc AND s:pcf8563\" \"$V/.status\" && grep -q \"^state: fresh\" \"$V/.status\"" &&
+	! mkdir "$M/queries/(bad" 2>/dev/null &&
+	echo 1 >"$V/.uidvalidity" && cat "$V/.uidvalidity" >/dev/null &&
+	rmdir "$V"
+'
+test_expect_success 'unmount: valgrind reports no error and no definite leak' '
+	fusermount3 -u "$M" && pid=$(cat vg.pid) &&
+	{ wait "$pid"; rc=$?; } ; cat valgrind.log; [ "$rc" -eq 0 ] && ! grep -q "definitely lost" valgrind.log
+'
+test_done
