@@ -144,6 +144,11 @@ int cache_file_remove(cache_t *c, uint64_t id, const char *name);
 int cache_file_rename(cache_t *c, uint64_t id, const char *from, const char *to);
 int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg);
 
+/* A number that changes with every write to the cache (LMDB's last
+ * transaction id): directories use it to tell the kernel their listing
+ * may have changed. */
+uint64_t cache_version(cache_t *c);
+
 /* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
 int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */
 void cache_flags_format(uint32_t flags, char out[40]);

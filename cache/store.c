@@ -106,6 +106,15 @@ fail:
 	return cache_errno(rc);
 }
 
+uint64_t cache_version(cache_t *c)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(c->env, &info))
+		return 0;
+	return (uint64_t)info.me_last_txnid;
+}
+
 void cache_close(cache_t *c)
 {
 	if (!c)

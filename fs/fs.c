@@ -21,6 +21,7 @@
 #define FIXED_TIMEOUT 60.0      /* names that never change meaning */
 #define LIST_TIMEOUT 1.0        /* directories whose contents move */
 #define MSG_ATTR_TIMEOUT 3600.0 /* message bytes never change */
+#define MSG_ENTRY_TIMEOUT 60.0  /* a name leaves only by a rename or sweep */
 
 static time_t mount_time;
 
@@ -201,8 +202,11 @@ static int node_attr(views_t *v, const struct node *n, struct stat *st,
 	case N_CUR:
 	case N_NEW:
 	case N_TMP:
-		/* mail clients rescan when new/ or cur/ change mtime */
+		/* mail clients rescan when new/ or cur/ change mtime, and so
+		 * does the kernel's readdir cache: the nanoseconds change with
+		 * every write to the cache, so no change goes unseen */
 		dir_attr(st, (time_t)(cv.last_try > cv.created ? cv.last_try : cv.created));
+		st->st_mtim.tv_nsec = (long)(cache_version(views_cache(v)) % 1000000000u);
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
@@ -332,8 +336,10 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 		return err;
 	}
 	ep->ino = n->ino;
-	ep->entry_timeout = n->kind == N_MSG ? LIST_TIMEOUT : FIXED_TIMEOUT;
-	if (n->kind == N_VIEW)
+	/* a message's name changes only by renames the kernel makes itself;
+	 * views and client files come and go by other hands */
+	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
+	if (n->kind == N_VIEW || n->kind == N_FILE)
 		ep->entry_timeout = LIST_TIMEOUT;
 	return 0;
 }
@@ -471,6 +477,9 @@ struct dirbuf {
 	char *buf;
 	size_t size, cap;
 	int err;
+	int lazy;               /* cur/ new/: filled at the first readdir */
+	int where;
+	uint64_t vid;
 };
 
 static void dir_add(fuse_req_t req, struct dirbuf *d, const char *name,
@@ -565,10 +574,13 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		break;
 	case N_CUR:
 	case N_NEW:
+		/* the kernel may answer readdir from its cache (see
+		 * fs_opendir): the listing is made only when it asks */
 		if ((err = views_listing(v, n->view)))
 			break;
-		c.where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
-		err = cache_entry_each(views_cache(v), n->vid, add_msg, &c);
+		d->lazy = 1;
+		d->where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
+		d->vid = n->vid;
 		break;
 	case N_TMP:
 		break;
@@ -600,6 +612,13 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
+	if (d->lazy) {
+		/* listings of cur/ new/ stay in the kernel across opens; the
+		 * kernel drops them when it changes the directory itself
+		 * (rename, unlink) or sees its mtime change (a refresh) */
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
 	if (fuse_reply_open(req, fi) == -ENOENT) {      /* interrupted */
 		free(d->buf);
 		free(d);
@@ -613,6 +632,18 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t end;
 
 	(void)ino;
+	if (d->lazy) {
+		struct list_ctx c = { req, d, d->where, d->vid };
+		int err = cache_entry_each(views_cache(V(req)), d->vid, add_msg, &c);
+
+		d->lazy = 0;
+		if (!err)
+			err = d->err;
+		if (err) {
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
 	if (off < 0 || (size_t)off >= d->size) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
