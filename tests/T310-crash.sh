@@ -41,7 +41,7 @@ for i in $(seq 1 20); do
 	0) what="full refresh of A"; act() { echo full >"$A/.refresh"; } ;;
 	1) what="first fill of a new view"; act() { mkdir "$M/queries/s:rtc AND s:v$i" 2>/dev/null; ls "$M/queries/s:rtc AND s:v$i/cur" >/dev/null 2>&1 & } ;;
 	2) what="full refresh of B"; act() { echo full >"$B/.refresh"; } ;;
-	3) what=".query rewrite of B"; act() { echo "s:PATCH AND NOT s:v$i" >"$B/.query"; } ;;
+	3) what=".query rewrite of B"; act() { echo "s:PATCH AND NOT s:nosuchword$i" >"$B/.query"; } ;;
 	esac
 	delay=$(printf '0.%03d' $((RANDOM % 200)))
 	test_expect_success "kill -9 $i/20 during a $what (after ${delay}s): nothing lost or torn" '
