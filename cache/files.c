@@ -34,7 +34,9 @@ static int get_rec(MDB_txn *txn, cache_t *c, MDB_val *k, MDB_val *d)
 	return d->mv_size < sizeof(struct file_rec) ? EIO : 0;
 }
 
-int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int64_t *mtime)
+/* A file's size and mtime, and a copy of its bytes if `data` is given. */
+static int lookup(cache_t *c, uint64_t id, const char *name, size_t *len,
+		  int64_t *mtime, char **data)
 {
 	unsigned char key[KEY_MAX];
 	struct file_rec r;
@@ -42,6 +44,8 @@ int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int6
 	MDB_txn *txn;
 	int err;
 
+	if (data)
+		*data = NULL;
 	if ((err = make_key(key, &k, id, name)))
 		return err;
 	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
@@ -49,33 +53,25 @@ int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int6
 	if (!(err = get_rec(txn, c, &k, &d))) {
 		memcpy(&r, d.mv_data, sizeof(r));
 		*len = d.mv_size - sizeof(r);
-		*mtime = r.mtime;
+		if (mtime)
+			*mtime = r.mtime;
+		if (data && !(*data = malloc(*len + 1)))
+			err = ENOMEM;
+		else if (data)
+			memcpy(*data, (char *)d.mv_data + sizeof(r), *len);
 	}
 	mdb_txn_abort(txn);
 	return err;
 }
 
+int cache_file_stat(cache_t *c, uint64_t id, const char *name, size_t *len, int64_t *mtime)
+{
+	return lookup(c, id, name, len, mtime, NULL);
+}
+
 int cache_file_read(cache_t *c, uint64_t id, const char *name, char **data, size_t *len)
 {
-	unsigned char key[KEY_MAX];
-	MDB_val k, d;
-	MDB_txn *txn;
-	int err;
-
-	*data = NULL;
-	if ((err = make_key(key, &k, id, name)))
-		return err;
-	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
-		return err;
-	if (!(err = get_rec(txn, c, &k, &d))) {
-		*len = d.mv_size - sizeof(struct file_rec);
-		if (!(*data = malloc(*len + 1)))
-			err = ENOMEM;
-		else
-			memcpy(*data, (char *)d.mv_data + sizeof(struct file_rec), *len);
-	}
-	mdb_txn_abort(txn);
-	return err;
+	return lookup(c, id, name, len, NULL, data);
 }
 
 static int count_files(MDB_txn *txn, cache_t *c, uint64_t id, size_t *n)

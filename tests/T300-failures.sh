@@ -3,11 +3,7 @@
 # view keeps what it had, .status names the problem, the daemon survives.
 . "$(dirname "$0")/test-lib.sh"
 
-HP=$(free_port)
-python3 "$TEST_DIR/hostile-server.py" "$HP" &
-HPID=$!
-test_atexit "kill $HPID 2>/dev/null"
-H="http://127.0.0.1:$HP"
+hostile_start
 M="$TRASH/mnt"
 C="$TRASH/cache"
 Q="s:hostile"

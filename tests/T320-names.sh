@@ -4,11 +4,7 @@
 # names) or refused with EINVAL; nothing else, and nothing outside the mount.
 . "$(dirname "$0")/test-lib.sh"
 
-HP=$(free_port)
-python3 "$TEST_DIR/hostile-server.py" "$HP" &
-HPID=$!
-test_atexit "kill $HPID 2>/dev/null"
-H="http://127.0.0.1:$HP"
+hostile_start
 M="$TRASH/mnt"
 Q="$M/queries"
 

@@ -15,10 +15,8 @@ test_expect_success 'a self-signed certificate for 127.0.0.1' '
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
 		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
 '
-HP=$(free_port)
-python3 "$TEST_DIR/hostile-server.py" "$HP" "$TRASH/cert.pem" "$TRASH/key.pem" &
-test_atexit "kill $! 2>/dev/null"
-H="https://127.0.0.1:$HP"
+hostile_start "$TRASH/cert.pem" "$TRASH/key.pem"
+HP=${H##*:}
 M="$TRASH/mnt"
 
 test_expect_success 'the server speaks HTTPS (curl with the certificate)' '

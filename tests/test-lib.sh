@@ -96,6 +96,16 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# tests/hostile-server.py on a free port, stopped at exit; sets H to its
+# base URL.  With CERT KEY it speaks HTTPS.
+hostile_start() {
+	local port
+	port=$(free_port)
+	python3 "$TEST_DIR/hostile-server.py" "$port" "$@" &
+	test_atexit "kill $! 2>/dev/null"
+	if [ $# -gt 0 ]; then H="https://127.0.0.1:$port"; else H="http://127.0.0.1:$port"; fi
+}
+
 # ---- leifs mounts ----
 
 # leifs_mount MNT [OPTS...]: mount in the foreground in the background,

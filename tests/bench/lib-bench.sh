@@ -20,6 +20,16 @@ test_wait_for() {
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
 median() { sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+# median seconds of RUNS runs of a command, after one warm-up run
+timeit() {
+	local i t0
+	"$@" >/dev/null 2>&1
+	for i in $(seq "$RUNS"); do
+		t0=$(now)
+		"$@" >/dev/null 2>&1
+		calc "$(now) - $t0"
+	done | median
+}
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

@@ -22,15 +22,6 @@ if [ $# -eq 0 ]; then
 	set -- 's:watchdog AND s:PATCH' 's:rtc OR s:watchdog' 'd:2000-01-01..'
 fi
 
-timeit() {
-	local i t0
-	"$@" >/dev/null 2>&1
-	for i in $(seq "$RUNS"); do
-		t0=$(now)
-		"$@" >/dev/null 2>&1
-		calc "$(now) - $t0"
-	done | median
-}
 T=/dev/shm/leifs-scale-$$
 test_atexit "rm -rf $T"
 M="$TRASH/mnt"
@@ -57,10 +48,11 @@ for Q in "$@"; do
 	fill=$(echo $fills | tr ' ' '\n' | median)
 	# a refresh with nothing new: its cost should not grow with the view
 	r=$(for i in $(seq "$RUNS"); do
+		sleep 1 # last-refresh counts seconds: let it differ
 		last=$(sed -n 's/^last-refresh: //p' "$V/.status")
 		t0=$(now); touch "$V/.refresh"
 		test_wait_for 120 "grep -q '^state: fresh' '$V/.status' && [ \"\$(sed -n 's/^last-refresh: //p' '$V/.status')\" != '$last' ]"
-		calc "$(now) - $t0"; sleep 1
+		calc "$(now) - $t0"
 	done | median)
 	rm -rf "$T"; mkdir -p "$T"; cp -r "$V/cur" "$T/"
 	raw=$(du -sb "$T/cur" | cut -f1); disk=$(du -sb "$TRASH/cache/lmdb" | cut -f1)

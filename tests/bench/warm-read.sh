@@ -38,16 +38,6 @@ cp -r "$V/cur" "$T/"
 raw=$(du -sb "$T/cur" | cut -f1)
 disk=$(du -sb "$TRASH/cache/lmdb" | cut -f1)
 
-# median seconds of RUNS runs of a command, after one warm-up run
-timeit() {
-	local i t0
-	"$@" >/dev/null 2>&1
-	for i in $(seq "$RUNS"); do
-		t0=$(now)
-		"$@" >/dev/null 2>&1
-		calc "$(now) - $t0"
-	done | median
-}
 ref=$(ls "$T/cur" | sort -n | sed -n "$((n / 2))p" | cut -d. -f1)
 touch -d "@$ref" "$TRASH/ref"
 printf 'warm reads: %s messages (%s), median of %s after a warm-up\n\n' "$n" "$Q" "$RUNS"
