@@ -51,6 +51,11 @@ struct file_rec {
 };
 
 int cache_errno(int rc);
+/* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
+ * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
+int cache_walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
+		      int (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
+		      void *arg);
 /* Delete the client files of a view (inside the caller's write txn). */
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 void cache_key_id(unsigned char out[8], uint64_t id);

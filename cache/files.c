@@ -74,24 +74,17 @@ int cache_file_read(cache_t *c, uint64_t id, const char *name, char **data, size
 	return lookup(c, id, name, len, NULL, data);
 }
 
+static int count_one(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	(void)k, (void)d;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
 static int count_files(MDB_txn *txn, cache_t *c, uint64_t id, size_t *n)
 {
-	unsigned char pfx[8];
-	MDB_cursor *cur;
-	MDB_val k = { sizeof(pfx), pfx }, d;
-	int rc;
-
 	*n = 0;
-	cache_key_id(pfx, id);
-	if ((rc = mdb_cursor_open(txn, c->files, &cur)))
-		return cache_errno(rc);
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
-		(*n)++;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return cache_errno(cache_walk_prefix(txn, c->files, id, count_one, n));
 }
 
 /* the whole value, patched by `patch`, put back with a new mtime */
@@ -297,22 +290,13 @@ out:
 	return err;
 }
 
+static int drop_one(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	(void)arg, (void)k, (void)d;
+	return 1;
+}
+
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id)
 {
-	unsigned char pfx[8];
-	MDB_cursor *cur;
-	MDB_val k = { sizeof(pfx), pfx }, d;
-	int rc;
-
-	cache_key_id(pfx, id);
-	if ((rc = mdb_cursor_open(txn, c->files, &cur)))
-		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
-		if ((rc = mdb_cursor_del(cur, 0)))
-			break;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+	return cache_walk_prefix(txn, c->files, id, drop_one, NULL);
 }

@@ -401,7 +401,7 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
  * each (1) or keep it (0), and may act on it first; -1 stops the walk
  * (drop keeps the reason) and is returned as is.
  */
-static int walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
+int cache_walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		       int (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
 		       void *arg)
 {
@@ -491,8 +491,8 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 	struct sweep s = { c, txn, id, all, gen, 0, 0 };
 	int rc;
 
-	if ((rc = walk_prefix(txn, c->entry, id, drop_entry, &s)) ||
-	    (rc = walk_prefix(txn, c->dedupe, id, drop_dedupe, &s)))
+	if ((rc = cache_walk_prefix(txn, c->entry, id, drop_entry, &s)) ||
+	    (rc = cache_walk_prefix(txn, c->dedupe, id, drop_dedupe, &s)))
 		return rc == -1 ? s.err : rc;
 	if (dropped)
 		*dropped = s.dropped;
