@@ -257,37 +257,34 @@ out:
 	return err;
 }
 
+struct each {
+	int (*fn)(void *arg, const char *name);
+	void *arg;
+	int err;
+};
+
+static int each_one(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct each *e = arg;
+	char name[KEY_MAX];
+
+	(void)d;
+	memcpy(name, (char *)k->mv_data + 8, k->mv_size - 8);
+	name[k->mv_size - 8] = '\0';
+	return (e->err = e->fn(e->arg, name)) ? -1 : 0;
+}
+
 int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg)
 {
-	unsigned char pfx[8];
-	char name[KEY_MAX];
-	MDB_cursor *cur = NULL;
-	MDB_val k = { sizeof(pfx), pfx }, d;
+	struct each e = { fn, arg, 0 };
 	MDB_txn *txn;
-	int rc, err = 0;
+	int rc, err;
 
-	cache_key_id(pfx, id);
 	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
 		return err;
-	if ((rc = mdb_cursor_open(txn, c->files, &cur))) {
-		err = cache_errno(rc);
-		goto out;
-	}
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size > 8 && !memcmp(k.mv_data, pfx, 8)) {
-		memcpy(name, (char *)k.mv_data + 8, k.mv_size - 8);
-		name[k.mv_size - 8] = '\0';
-		if ((err = fn(arg, name)))
-			goto out;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-	}
-	if (rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
-out:
-	if (cur)
-		mdb_cursor_close(cur);
+	rc = cache_walk_prefix(txn, c->files, id, each_one, &e);
 	mdb_txn_abort(txn);
-	return err;
+	return rc == -1 ? e.err : cache_errno(rc);
 }
 
 static int drop_one(void *arg, const MDB_val *k, const MDB_val *d)

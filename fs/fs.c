@@ -256,7 +256,6 @@ static int client_file_name(const char *name)
 	return 1;
 }
 
-
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */
 static int find_msg(views_t *v, const struct node *dir, const char *name,
 		    struct cache_entry *e)

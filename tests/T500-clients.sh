@@ -164,7 +164,6 @@ if command -v notmuch >/dev/null; then
 		msg_file "$V" "<$id>" >expect && test_cmp expect actual
 	'
 	test_expect_success 'notmuch tag +flagged renames the file in the view' '
-		f=$(notmuch search --output=files "*" | sort | sed -n 2p) &&
 		id=$(notmuch search --output=messages "path:cur/** AND NOT tag:flagged" | sed -n 1p) &&
 		notmuch tag +flagged "$id" &&
 		notmuch search --output=files "$id" >file && grep -q ":2,.*F" file &&
