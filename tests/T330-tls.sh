@@ -57,7 +57,7 @@ test_expect_success 'cafile= from the config file; a password in the URL is neve
 '
 test_expect_success 'the mount is private: no allow_other, default_permissions' '
 	leifs_mount "$M" -o "source=$H/ok/,cache=$TRASH/c6" &&
-	grep " $M " /proc/mounts >mnt && cat mnt && grep -q "default_permissions" mnt &&
-	! grep -q "allow_other" mnt && [ "$(stat -c %a "$TRASH/c6/lmdb/data.mdb")" = 600 ]
+	grep " $M " /proc/mounts >mounts && cat mounts && grep -q "default_permissions" mounts &&
+	! grep -q "allow_other" mounts && [ "$(stat -c %a "$TRASH/c6/lmdb/data.mdb")" = 600 ]
 '
 test_done
