@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,12 +143,113 @@ static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
 	return err;
 }
 
-static int node_attr(views_t *v, const struct node *n, struct stat *st,
+/* ---- generated files ----
+ *
+ * .query, .status, .refresh and queries/.status are text made when asked.
+ * leifs answers open() with ENOSYS (FUSE's no-open mode): opening a message
+ * then costs no round trip at all, which is what makes grep -r over a view
+ * run near tmpfs speed.  The price is that no open file has a handle of its
+ * own, so nothing here keeps state per open: getattr makes the text and
+ * keeps it on the node, read serves that copy, and a write takes effect as
+ * it arrives.  Attributes of generated files are never cached and their
+ * mtime nanoseconds move with every getattr, so the kernel (auto_inval_data)
+ * drops its cached pages of them before each read and reads afresh.
+ */
+static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t text_serial;            /* protected by text_lock */
+
+static int gen_text(views_t *v, const struct node *n, char **out)
+{
+	struct cache_view cv;
+	int err;
+
+	*out = NULL;
+	switch (n->kind) {
+	case N_QSTATUS:
+		return views_errors(v, out);
+	case N_STATUS:
+		return views_status(v, n->view, out);
+	case N_REFRESH:
+		*out = strdup("");
+		return *out ? 0 : ENOMEM;
+	case N_QUERY:
+		if ((err = node_view(v, n, &cv)))
+			return err;
+		if (asprintf(out, "%s\n", cv.query) < 0) {
+			*out = NULL;
+			err = ENOMEM;
+		}
+		cache_view_release(&cv);
+		return err;
+	default:
+		return EISDIR;
+	}
+}
+
+static int is_generated(int kind)
+{
+	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
+	       kind == N_QUERY;
+}
+
+/* make the text afresh and keep it for the reads that follow */
+static int text_attr(views_t *v, struct node *n, struct stat *st, double *timeout)
+{
+	char *s;
+	int err = gen_text(v, n, &s);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&text_lock);
+	free(n->text);
+	n->text = s;
+	n->textlen = strlen(s);
+	st->st_size = (off_t)n->textlen;
+	st->st_blocks = (st->st_size + 511) / 512;
+	st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
+	pthread_mutex_unlock(&text_lock);
+	*timeout = 0;
+	return 0;
+}
+
+/* a copy of [off, off+size) of the kept text (made now if none is kept) */
+static int text_read(views_t *v, struct node *n, off_t off, size_t size,
+		     char **out, size_t *len)
+{
+	char *s = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*len = 0;
+	pthread_mutex_lock(&text_lock);
+	if (!n->text) {
+		pthread_mutex_unlock(&text_lock);
+		if ((err = gen_text(v, n, &s)))
+			return err;
+		pthread_mutex_lock(&text_lock);
+		if (!n->text) {
+			n->text = s;
+			n->textlen = strlen(s);
+		} else {
+			free(s);
+		}
+	}
+	if (off >= 0 && (size_t)off < n->textlen) {
+		*len = n->textlen - (size_t)off < size ? n->textlen - (size_t)off : size;
+		if (!(*out = malloc(*len ? *len : 1)))
+			err = ENOMEM;
+		else
+			memcpy(*out, n->text + off, *len);
+	}
+	pthread_mutex_unlock(&text_lock);
+	return err;
+}
+
+static int node_attr(views_t *v, struct node *n, struct stat *st,
 		     double *timeout)
 {
 	struct cache_view cv;
 	struct cache_entry e;
-	char *text = NULL;
 	int err = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -163,12 +265,8 @@ static int node_attr(views_t *v, const struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		return 0;
 	case N_QSTATUS:
-		if ((err = views_errors(v, &text)))
-			return err;
-		file_attr(st, 0444, (off_t)strlen(text), time(NULL));
-		free(text);
-		*timeout = 0;
-		return 0;
+		file_attr(st, 0444, 0, time(NULL));
+		return text_attr(v, n, st, timeout);
 	case N_MSG:
 		if ((err = cache_entry_get(views_cache(v), n->vid, n->oid, &e)))
 			return err;
@@ -210,19 +308,16 @@ static int node_attr(views_t *v, const struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
-		file_attr(st, 0644, (off_t)strlen(cv.query) + 1, (time_t)cv.created);
-		*timeout = 0;
+		file_attr(st, 0644, 0, (time_t)cv.created);
+		err = text_attr(v, n, st, timeout);
 		break;
 	case N_REFRESH:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		*timeout = 0;
+		err = text_attr(v, n, st, timeout);
 		break;
 	case N_STATUS:
-		if ((err = views_status(v, n->view, &text)))
-			break;
-		file_attr(st, 0444, (off_t)strlen(text), (time_t)(cv.last_try ? cv.last_try : cv.created));
-		free(text);
-		*timeout = 0;
+		file_attr(st, 0444, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
+		err = text_attr(v, n, st, timeout);
 		break;
 	default:
 		err = EIO;
@@ -397,7 +492,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, timeout);
 }
 
-static int do_setattr(views_t *v, const struct node *n, int to_set, off_t size)
+static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
 {
 	if (n->kind == N_FILE && (to_set & FUSE_SET_ATTR_SIZE)) {
 		char *name;
@@ -416,6 +511,22 @@ static int do_setattr(views_t *v, const struct node *n, int to_set, off_t size)
 	/* truncating .query or .refresh is the first half of rewriting it */
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH)
 		return EROFS;
+	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind == N_QUERY) {
+		char *empty = size == 0 ? calloc(1, 1) : NULL;
+
+		if (size == 0 && !empty)
+			return ENOMEM;
+		pthread_mutex_lock(&text_lock);
+		if (empty) {            /* `>`: the rewrite starts empty */
+			free(n->wbuf);
+			n->wbuf = empty;
+			n->wlen = 0;
+		} else if (n->wbuf && (size_t)size < n->wlen) {
+			n->wlen = (size_t)size;
+			n->wbuf[n->wlen] = '\0';
+		}
+		pthread_mutex_unlock(&text_lock);
+	}
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
 		return EROFS;
 	/* touch .refresh: refresh now */
@@ -875,98 +986,61 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ---- files ---- */
 
-/* an open view file: generated text, or what is being written to it */
-struct text {
-	char *s;
-	size_t len, cap;
-	int writing;            /* opened for writing: s collects the new text */
-	int dirty;              /* written since last applied */
-};
-
 #define WRITE_MAX (QUERY_MAX + 2)
 
-static int do_open(views_t *v, const struct node *n, struct fuse_file_info *fi)
+static int no_open;     /* the kernel takes ENOSYS from open as "no state" */
+
+static void fs_init_conn(void *userdata, struct fuse_conn_info *conn)
 {
-	struct cache_view cv;
-	struct text *t;
-	char *s = NULL;
+	(void)userdata;
+	no_open = !!(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+	/* with no open request, O_TRUNC must arrive as a setattr */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+}
+
+static int may_write(int kind)
+{
+	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE;
+}
+
+/* Where the kernel cannot skip opens, answer them with the same flags it
+ * assumes in no-open mode, still keeping no state per open file. */
+static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
+{
+	char *s;
+	size_t len;
 	int err;
 
-	if (n->kind == N_FILE) {
-		char *name;
-
-		fi->fh = 0;
-		fi->direct_io = 1;
-		if (!(fi->flags & O_TRUNC) || (fi->flags & O_ACCMODE) == O_RDONLY)
-			return 0;
-		if ((err = file_node_name(n, &name)))
-			return err;
-		err = cache_file_truncate(views_cache(v), n->vid, name, 0);
-		free(name);
-		return err;
-	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-		if (n->kind != N_QUERY && n->kind != N_REFRESH)
-			return n->kind == N_MSG || n->kind == N_STATUS ||
-			       n->kind == N_QSTATUS ? EROFS : EISDIR;
-		t = calloc(1, sizeof(*t));
-		if (!t || !(t->s = calloc(1, 1))) {
-			free(t);
-			return ENOMEM;
-		}
-		t->writing = 1;
-		fi->fh = (uint64_t)(uintptr_t)t;
-		fi->direct_io = 1;
-		return 0;
-	}
-	switch (n->kind) {
-	case N_MSG:
+	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
+	    !may_write(n->kind))
+		return n->kind == N_MSG || is_generated(n->kind) ? EROFS : EISDIR;
+	fi->fh = 0;
+	fi->noflush = 1;
+	if (n->kind == N_MSG) {
 		fi->keep_cache = 1;     /* bytes never change under a name */
-		fi->noflush = 1;        /* nothing to flush: spare close a round trip */
-		fi->fh = 0;
 		return 0;
-	case N_QSTATUS:
-		err = views_errors(v, &s);
-		break;
-	case N_STATUS:
-		err = views_status(v, n->view, &s);
-		break;
-	case N_REFRESH:
-		s = strdup("");
-		err = s ? 0 : ENOMEM;
-		break;
-	case N_QUERY:
-		if ((err = node_view(v, n, &cv)))
-			return err;
-		if (asprintf(&s, "%s\n", cv.query) < 0) {
-			s = NULL;
-			err = ENOMEM;
-		}
-		cache_view_release(&cv);
-		break;
-	default:
-		return EISDIR;
 	}
-	if (err)
-		return err;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		free(s);
-		return ENOMEM;
-	}
-	t->s = s;
-	t->len = strlen(s);
-	t->cap = t->len + 1;
-	fi->fh = (uint64_t)(uintptr_t)t;
-	fi->direct_io = 1;      /* generated: the size may change between reads */
-	return 0;
+	fi->direct_io = 1;
+	if (!is_generated(n->kind))
+		return 0;
+	err = text_read(v, n, 0, 0, &s, &len);       /* a snapshot for this open */
+	free(s);
+	return err;
 }
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct node *n = node_get(ino);
-	int err = n ? do_open(V(req), n, fi) : ENOENT;
+	struct node *n;
+	int err;
 
+	if (no_open) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	n = node_get(ino);
+	err = n ? do_open(V(req), n, fi) : ENOENT;
 	if (n)
 		node_put(n);
 	if (err)
@@ -978,39 +1052,39 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct text *t = (struct text *)(uintptr_t)fi->fh;
-	struct node *n;
+	struct node *n = node_get(ino);
+	char *buf = NULL, *name;
 	size_t got = 0;
-	char *buf;
 	int err;
 
-	if (t) {
-		reply_copy(req, t->s, t->len, off, size);
-		return;
-	}
-	if (!(n = node_get(ino))) {
+	(void)fi;
+	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (n->kind == N_FILE) {
-		char *name, *data = NULL;
-		size_t len = 0;
-
+	if (is_generated(n->kind)) {
+		err = text_read(V(req), n, off, size, &buf, &got);
+	} else if (n->kind == N_FILE) {
 		if (!(err = file_node_name(n, &name))) {
-			err = cache_file_read(views_cache(V(req)), n->vid, name, &data, &len);
+			err = cache_file_read(views_cache(V(req)), n->vid, name, &buf, &got);
 			free(name);
 		}
-		node_put(n);
-		if (err)
-			fuse_reply_err(req, err);
-		else
-			reply_copy(req, data, len, off, size);
-		free(data);
-		return;
+		if (!err && buf) {
+			/* the record comes whole: keep the asked slice */
+			size_t from = off < 0 || (size_t)off > got ? got : (size_t)off;
+
+			got -= from;
+			if (got > size)
+				got = size;
+			memmove(buf, buf + from, got);
+		}
+	} else if (n->kind == N_MSG) {
+		buf = malloc(size ? size : 1);
+		err = buf ? cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got)
+			  : ENOMEM;
+	} else {
+		err = EISDIR;
 	}
-	buf = malloc(size ? size : 1);
-	err = buf ? cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got)
-		  : ENOMEM;
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
@@ -1019,26 +1093,77 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-/* a written .query takes effect at its newline (or at close) */
-static int apply_text(views_t *v, const struct node *n, struct text *t)
+/*
+ * A .query rewrite is gathered on the node (the truncation of `>` starts it
+ * empty; appends start from the query) and applied at every write: with no
+ * open handle there is no close to wait for.  A write that ends the text
+ * with a newline ends the rewrite.
+ */
+static int query_write(views_t *v, struct node *n, const char *buf,
+		       size_t size, off_t off)
 {
-	char why[256];
+	char why[256], *base = NULL, *text = NULL;
+	size_t end;
+	int err = 0, done;
 
-	t->dirty = 0;
-	if (n->kind == N_REFRESH)
-		return views_refresh(v, n->view, !strncmp(t->s, "full", 4));
-	return views_set_query(v, n->view, t->s, why, sizeof(why));
+	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
+		return EFBIG;
+	end = (size_t)off + size;
+	pthread_mutex_lock(&text_lock);
+	if (!n->wbuf) {
+		pthread_mutex_unlock(&text_lock);
+		if ((err = gen_text(v, n, &base)))
+			return err;
+		pthread_mutex_lock(&text_lock);
+		if (!n->wbuf) {
+			n->wbuf = base;
+			n->wlen = strlen(base);
+			base = NULL;
+		}
+	}
+	if (end > n->wlen) {
+		char *s = realloc(n->wbuf, end + 1);
+
+		if (!s) {
+			err = ENOMEM;
+			goto out;
+		}
+		n->wbuf = s;
+	}
+	if ((size_t)off > n->wlen)
+		memset(n->wbuf + n->wlen, ' ', (size_t)off - n->wlen);
+	memcpy(n->wbuf + off, buf, size);
+	if (end > n->wlen)
+		n->wlen = end;
+	n->wbuf[n->wlen] = '\0';
+	if (!(text = strdup(n->wbuf)))
+		err = ENOMEM;
+out:
+	pthread_mutex_unlock(&text_lock);
+	free(base);
+	if (err)
+		return err;
+	done = n->wlen && text[strlen(text) - 1] == '\n';
+	err = views_set_query(v, n->view, text, why, sizeof(why));
+	free(text);
+	if (err || done) {
+		pthread_mutex_lock(&text_lock);
+		free(n->wbuf);
+		n->wbuf = NULL;
+		n->wlen = 0;
+		pthread_mutex_unlock(&text_lock);
+	}
+	return err;
 }
 
-static int do_write(views_t *v, const struct node *n, struct text *t,
-		    const char *buf, size_t size, off_t off)
+static int do_write(views_t *v, struct node *n, const char *buf, size_t size,
+		    off_t off)
 {
-	size_t end;
+	char *name;
+	int err;
 
-	if (n->kind == N_FILE) {
-		char *name;
-		int err;
-
+	switch (n->kind) {
+	case N_FILE:
 		if (off < 0)
 			return EINVAL;
 		if ((err = file_node_name(n, &name)))
@@ -1046,39 +1171,23 @@ static int do_write(views_t *v, const struct node *n, struct text *t,
 		err = cache_file_write(views_cache(v), n->vid, name, (uint64_t)off, buf, size);
 		free(name);
 		return err;
+	case N_REFRESH:
+		/* any write asks for a refresh; "full" for a full one */
+		return views_refresh(v, n->view, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
+	case N_QUERY:
+		return query_write(v, n, buf, size, off);
+	default:
+		return EROFS;
 	}
-	if (!t || !t->writing)
-		return EBADF;
-	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
-		return EFBIG;
-	end = (size_t)off + size;
-	if (end + 1 > t->cap) {
-		char *s = realloc(t->s, end + 1);
-
-		if (!s)
-			return ENOMEM;
-		t->s = s;
-		t->cap = end + 1;
-	}
-	if ((size_t)off > t->len)
-		memset(t->s + t->len, ' ', (size_t)off - t->len);
-	memcpy(t->s + off, buf, size);
-	if (end > t->len)
-		t->len = end;
-	t->s[t->len] = '\0';
-	t->dirty = 1;
-	if (n->kind == N_REFRESH || (t->len && t->s[t->len - 1] == '\n'))
-		return apply_text(v, n, t);
-	return 0;
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct text *t = (struct text *)(uintptr_t)fi->fh;
 	struct node *n = node_get(ino);
-	int err = n ? do_write(V(req), n, t, buf, size, off) : ENOENT;
+	int err = n ? do_write(V(req), n, buf, size, off) : ENOENT;
 
+	(void)fi;
 	if (n)
 		node_put(n);
 	if (err)
@@ -1087,29 +1196,12 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_write(req, size);
 }
 
+/* writes take effect as they arrive: nothing to do at close, ever (ENOSYS
+ * tells the kernel to stop sending flushes) */
 static void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct text *t = (struct text *)(uintptr_t)fi->fh;
-	struct node *n;
-	int err = 0;
-
-	if (t && t->writing && t->dirty && (n = node_get(ino))) {
-		err = apply_text(V(req), n, t);
-		node_put(n);
-	}
-	fuse_reply_err(req, err);
-}
-
-static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct text *t = (struct text *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	if (t) {
-		free(t->s);
-		free(t);
-	}
-	fuse_reply_err(req, 0);
+	(void)ino, (void)fi;
+	fuse_reply_err(req, ENOSYS);
 }
 
 /* each write is its own LMDB transaction, committed before the reply */
@@ -1129,6 +1221,7 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 const struct fuse_lowlevel_ops fs_ops = {
+	.init = fs_init_conn,
 	.lookup = fs_lookup,
 	.forget = fs_forget,
 	.forget_multi = fs_forget_multi,
@@ -1145,7 +1238,6 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.read = fs_read,
 	.write = fs_write,
 	.flush = fs_flush,
-	.release = fs_release,
 	.fsync = fs_fsync,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,

@@ -63,6 +63,8 @@ static void free_node(struct ref_node *r)
 		return;
 	free(r->n.view);
 	free(r->n.name);
+	free(r->n.text);
+	free(r->n.wbuf);
 	free(r);
 }
 

@@ -23,6 +23,13 @@ struct node {
 	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
 	char *name;                     /* N_FILE: a client file of the view;
 					 * protected by the table lock */
+	/* generated files (.query, .status, ...), protected by fs.c's text
+	 * lock: the text the last getattr made, and a .query rewrite being
+	 * written */
+	char *text;
+	size_t textlen;
+	char *wbuf;
+	size_t wlen;
 };
 
 int node_table_init(void);

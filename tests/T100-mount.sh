@@ -86,6 +86,13 @@ test_expect_success 'flagged unread mail may live in new/ with its flags, as mut
 	mv "$V/new/$b:2,F" "$V/new/$b" && [ -f "$V/new/$b" ] &&
 	mv "$V/new/$b" "$V/cur/$h" && [ -z "$(ls "$V/new")" ]
 '
+test_expect_success 'client files: rewrite shorter, append, rename, remove' '
+	echo 1234567890 >"$V/.state" && echo 7 >"$V/.state" && echo 7 >expect &&
+	test_cmp expect "$V/.state" && echo 8 >>"$V/.state" && printf "7\n8\n" >expect &&
+	test_cmp expect "$V/.state" && [ "$(stat -c %s "$V/.state")" = 4 ] &&
+	mv "$V/.state" "$V/.state2" && test_cmp expect "$V/.state2" && [ ! -e "$V/.state" ] &&
+	rm "$V/.state2" && [ ! -e "$V/.state2" ]
+'
 ls "$V/cur" | sort >"$TRASH/before-umount"
 test_expect_success 'views, messages and flags survive a remount with the server down' '
 	leifs_umount "$M" && pi_stop "$TRASH/httpd" &&

@@ -79,6 +79,13 @@ test_expect_success 'writing .query re-runs the search; flags of what stays are 
 	{ test_cmp expect actual || { cat "$V/.status"; ls -l "$V/cur" "$V/new"; grep -H "^Subject" "$V"/cur/* "$V"/new/*; false; }; } &&
 	! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null
 '
+test_expect_success '.query takes effect at each write: no newline; a second write continues the first' '
+	printf "s:rtc" >"$V/.query" && echo s:rtc >expect && test_cmp expect "$V/.query" &&
+	python3 -c "import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_TRUNC); os.write(fd, b\"s:rtc\"); os.write(fd, b\" AND s:core\\n\"); os.close(fd)" "$V/.query" &&
+	echo "s:rtc AND s:core" >expect && test_cmp expect "$V/.query" &&
+	grep -q "^query: s:rtc AND s:core$" "$V/.status" &&
+	test_wait_for 20 "[ \"\$(status \"$V\" last-query)\" = \"s:rtc AND s:core\" ] && grep -q \"^state: fresh\" \"$V/.status\""
+'
 test_expect_success 'server down: listings answer from the cache, .status says so' '
 	pi_stop "$TRASH" && ls "$V/cur" | sort >had && sleep 1.2 &&
 	start=$(date +%s) && ls "$V/cur" | sort >now && [ $(($(date +%s) - start)) -le 2 ] &&
