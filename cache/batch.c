@@ -10,8 +10,8 @@
 
 #include "cache/cache-private.h"
 
-#define BATCH_MAX_BYTES (8u << 20)
-#define BATCH_MAX_ITEMS 1024
+#define BATCH_MAX_BYTES (4u << 20)
+#define BATCH_MAX_ITEMS 256
 
 struct item {
 	unsigned char oid[CACHE_OID_LEN];
@@ -31,6 +31,7 @@ struct cache_batch {
 	struct item *items;
 	size_t n, cap, bytes;
 	uint64_t added, known;
+	uint64_t lookups;
 };
 
 int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
@@ -117,6 +118,8 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 	int stored, rc;
 
 	cache_oid(raw, len, it.oid);
+	if (++b->lookups % DROP_EVERY == 0)
+		cache_drop_mappings(b->c);
 	rc = lookup(b, &it, &stored);
 	if (rc < 0)
 		return -rc;
@@ -233,9 +236,12 @@ int cache_batch_flush(cache_batch_t *b)
 		return 0;
 	if ((rc = mdb_txn_begin(b->c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		if ((rc = put_item(b, txn, &b->items[i])))
 			break;
+		if (i % DROP_EVERY == DROP_EVERY - 1)
+			cache_drop_mappings(b->c);
+	}
 	if (rc) {
 		mdb_txn_abort(txn);
 		b->added = added;       /* nothing of this batch was written */
@@ -248,5 +254,6 @@ int cache_batch_flush(cache_batch_t *b)
 		return cache_errno(rc);
 	}
 	drop_items(b);
+	cache_drop_mappings(b->c);
 	return 0;
 }

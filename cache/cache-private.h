@@ -15,7 +15,14 @@ struct cache {
 	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
 	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
 	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
+	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
+	size_t maplen;
 };
+
+/* Unmap the map's pages from this process (they stay cached): see store.c.
+ * Done after a write and after walks or lookups of DROP_EVERY records. */
+void cache_drop_mappings(cache_t *c);
+#define DROP_EVERY 64
 
 /* Records are host-endian and copied in and out with memcpy (LMDB values
  * need not be aligned).  The cache is not meant to move between hosts. */
@@ -53,7 +60,7 @@ struct file_rec {
 int cache_errno(int rc);
 /* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
  * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
-int cache_walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
+int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		      int (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
 		      void *arg);
 /* Delete the client files of a view (inside the caller's write txn). */

@@ -84,7 +84,7 @@ static int count_one(void *arg, const MDB_val *k, const MDB_val *d)
 static int count_files(MDB_txn *txn, cache_t *c, uint64_t id, size_t *n)
 {
 	*n = 0;
-	return cache_errno(cache_walk_prefix(txn, c->files, id, count_one, n));
+	return cache_errno(cache_walk_prefix(c, txn, c->files, id, count_one, n));
 }
 
 /* the whole value, patched by `patch`, put back with a new mtime */
@@ -282,7 +282,7 @@ int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *na
 
 	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
 		return err;
-	rc = cache_walk_prefix(txn, c->files, id, each_one, &e);
+	rc = cache_walk_prefix(c, txn, c->files, id, each_one, &e);
 	mdb_txn_abort(txn);
 	return rc == -1 ? e.err : cache_errno(rc);
 }
@@ -295,5 +295,5 @@ static int drop_one(void *arg, const MDB_val *k, const MDB_val *d)
 
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id)
 {
-	return cache_walk_prefix(txn, c->files, id, drop_one, NULL);
+	return cache_walk_prefix(c, txn, c->files, id, drop_one, NULL);
 }

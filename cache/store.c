@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "cache/cache-private.h"
@@ -55,6 +57,37 @@ static int mkdir_p(const char *dir)
 	return err;
 }
 
+/* LMDB does not say where it mapped the file (me_mapaddr is set only with
+ * MDB_FIXEDMAP): find our shared mapping of data.mdb by device and inode */
+static void find_map(cache_t *c)
+{
+	mdb_filehandle_t fd;
+	struct stat st;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (mdb_env_get_fd(c->env, &fd) || fstat(fd, &st) ||
+	    !(f = fopen("/proc/self/maps", "re")))
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms,
+			   &off, &maj, &min, &ino) == 7 && off == 0 &&
+		    perms[3] == 's' && ino == st.st_ino &&
+		    makedev(maj, min) == st.st_dev) {
+			c->map = (void *)lo;
+			c->maplen = hi - lo;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
 int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen)
 {
@@ -94,6 +127,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 		txn = NULL;
 		goto fail;
 	}
+	find_map(c);
 	*out = c;
 	return 0;
 fail:
@@ -113,6 +147,28 @@ uint64_t cache_version(cache_t *c)
 	if (mdb_env_info(c->env, &info))
 		return 0;
 	return (uint64_t)info.me_last_txnid;
+}
+
+/*
+ * Reading a page of the map makes the kernel map the cached pages around it
+ * too (fault-around), so an ingest that looks up a few b-tree leaves ends up
+ * with most of the message bytes it wrote counted in its resident set,
+ * growing with the answer although the daemon never reads them.  Dropping
+ * our mappings after each write keeps the resident set to what is in use;
+ * the pages stay in the kernel's page cache, and a reader that touches one
+ * again (its MDB_val pointers stay valid: committed pages never change
+ * under a live reader) takes a minor fault.
+ */
+void cache_drop_mappings(cache_t *c)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	size_t len;
+
+	if (!c->map || mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
+		return;
+	len = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
+	madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED);
 }
 
 void cache_close(cache_t *c)
@@ -401,13 +457,14 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
  * each (1) or keep it (0), and may act on it first; -1 stops the walk
  * (drop keeps the reason) and is returned as is.
  */
-int cache_walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
+int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		       int (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
 		       void *arg)
 {
 	unsigned char pfx[8];
 	MDB_cursor *cur;
 	MDB_val k, d;
+	uint64_t n = 0;
 	int rc;
 
 	cache_key_id(pfx, id);
@@ -418,6 +475,9 @@ int cache_walk_prefix(MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
 		int r = drop(arg, &k, &d);
+
+		if (++n % DROP_EVERY == 0)
+			cache_drop_mappings(c);
 
 		if (r < 0) {
 			rc = -1;
@@ -491,8 +551,8 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 	struct sweep s = { c, txn, id, all, gen, 0, 0 };
 	int rc;
 
-	if ((rc = cache_walk_prefix(txn, c->entry, id, drop_entry, &s)) ||
-	    (rc = cache_walk_prefix(txn, c->dedupe, id, drop_dedupe, &s)))
+	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) ||
+	    (rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
 		return rc == -1 ? s.err : rc;
 	if (dropped)
 		*dropped = s.dropped;
@@ -526,6 +586,7 @@ int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
 	}
 	err = cache_errno(mdb_txn_commit(txn));
 	txn = NULL;
+	cache_drop_mappings(c);         /* the walk touched every entry */
 out:
 	if (txn)
 		mdb_txn_abort(txn);
@@ -594,6 +655,7 @@ int cache_entry_each(cache_t *c, uint64_t id,
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	MDB_val k, d;
+	uint64_t n = 0;
 	int rc, err = 0;
 
 	cache_key_id(pfx, id);
@@ -614,6 +676,8 @@ int cache_entry_each(cache_t *c, uint64_t id,
 		if (e.where != CACHE_HIDDEN && (err = fn(arg, &e)))
 			break;
 		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		if (++n % DROP_EVERY == 0)
+			cache_drop_mappings(c);
 	}
 	if (!err && rc && rc != MDB_NOTFOUND)
 		err = cache_errno(rc);
