@@ -37,3 +37,21 @@ lei_env() {
 	HOME="$TRASH/lei" XDG_RUNTIME_DIR="$TRASH/lei/run" XDG_CONFIG_HOME="$TRASH/lei/config" \
 	XDG_DATA_HOME="$TRASH/lei/data" XDG_CACHE_HOME="$TRASH/lei/cache" "$@"
 }
+# neomutt_open DIR: median seconds (RUNS, after a warm-up) from starting
+# neomutt on the maildir DIR until it has drawn the index and quit again
+# (push q runs once the mailbox is read); neomutt reads every message's
+# headers first, so this is what a user waits for.  Runs in tmux.
+neomutt_open() {
+	local dir=$1 out="$TRASH/neomutt.t" sock="$TRASH/tmux-bench.sock" i
+	printf 'set folder="%s"\nset spoolfile="%s"\nset header_cache=""\n' "$dir" "$dir" >"$TRASH/neomuttrc"
+	for i in $(seq 0 "$RUNS"); do
+		rm -f "$out"
+		tmux -S "$sock" -f /dev/null new-session -d -x 160 -y 50 \
+			"t0=\$(date +%s.%N); TERM=xterm-256color neomutt -n -F '$TRASH/neomuttrc' -f '$dir' -e 'push q'; echo \$t0 \$(date +%s.%N) >'$out'" || return 1
+		if ! test_wait_for 600 "[ -s '$out' ]"; then
+			tmux -S "$sock" kill-server 2>/dev/null
+			return 1
+		fi
+		[ "$i" -eq 0 ] || awk '{ printf "%.6f\n", $2 - $1 }' "$out"
+	done | median
+}

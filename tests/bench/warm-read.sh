@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # warm-read.sh: a view of about 10,000 messages against the same files on
 # tmpfs, second pass (warm caches): ls -f of cur/, grep -r over the view,
-# find -newer; and what filling it cost: the daemon's peak RSS while it
-# ingested the answer, and the cache's size on disk next to the raw mail.
+# find -newer, neomutt's time to its index; and what filling it cost: the
+# daemon's peak RSS while it ingested the answer, and the cache's size on
+# disk next to the raw mail.
 # THREADS generated threads (about 3.5 messages each; default 2900).
 BENCH_NAME=warm
 . "$(dirname "$0")/lib-bench.sh"
@@ -34,7 +35,7 @@ rss=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 
 T=/dev/shm/leifs-bench-$$
 mkdir -p "$T" && test_atexit "rm -rf $T"
-cp -r "$V/cur" "$T/"
+cp -r "$V/cur" "$T/" && mkdir "$T/new" "$T/tmp"
 raw=$(du -sb "$T/cur" | cut -f1)
 disk=$(du -sb "$TRASH/cache/lmdb" | cut -f1)
 
@@ -42,11 +43,13 @@ ref=$(ls "$T/cur" | sort -n | sed -n "$((n / 2))p" | cut -d. -f1)
 touch -d "@$ref" "$TRASH/ref"
 printf 'warm reads: %s messages (%s), median of %s after a warm-up\n\n' "$n" "$Q" "$RUNS"
 printf '%-28s %10s %10s %8s\n' "what" "leifs s" "tmpfs s" "ratio"
-for what in "ls -f cur" "grep -r" "find -newer"; do
+for what in "ls -f cur" "grep -r" "find -newer" "neomutt index"; do
+	[ "$what" = "neomutt index" ] && ! command -v neomutt >/dev/null && continue
 	case $what in
 	"ls -f cur") a=$(timeit ls -f "$V/cur"); b=$(timeit ls -f "$T/cur") ;;
 	"grep -r") a=$(timeit grep -r -c "Signed-off-by" "$V/cur"); b=$(timeit grep -r -c "Signed-off-by" "$T/cur") ;;
 	"find -newer") a=$(timeit find "$V/cur" -newer "$TRASH/ref"); b=$(timeit find "$T/cur" -newer "$TRASH/ref") ;;
+	"neomutt index") a=$(neomutt_open "$V"); b=$(neomutt_open "$T") ;;
 	esac
 	printf '%-28s %10.4f %10.4f %7.2fx\n' "$what" "$a" "$b" "$(calc "$a / $b")"
 done
