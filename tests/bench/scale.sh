@@ -19,14 +19,15 @@ echo "serving the whole corpus (the first run builds it: ~13 minutes)..." >&2
 test_atexit "kill \$(cat $W/httpd.pid)"
 URL="http://127.0.0.1:$PORT/all/"
 if [ $# -eq 0 ]; then
-	set -- 's:watchdog AND s:PATCH' 's:rtc OR s:watchdog' 'd:2000-01-01..'
+	set -- 'dfn:drivers/rtc/* AND d:2023-01-01..' 's:watchdog AND s:PATCH' \
+		's:rtc OR s:watchdog' 'd:2000-01-01..'
 fi
 
 T=/dev/shm/leifs-scale-$$
 test_atexit "rm -rf $T"
 M="$TRASH/mnt"
 mkdir -p "$M"
-printf '%-26s %7s %8s %8s %6s %7s %9s %8s %8s %8s\n' query msgs "fill s" "curl s" ratio "RSS MiB" "disk/raw" "refresh" "ls -f x" "grep x"
+printf '%-38s %7s %8s %8s %6s %7s %9s %8s %8s %8s\n' query msgs "fill s" "curl s" ratio "RSS MiB" "disk/raw" "refresh" "ls -f x" "grep x"
 for Q in "$@"; do
 	enc=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote_plus(sys.argv[1]))' "$Q")
 	c=$(for i in $(seq "$RUNS"); do
@@ -58,7 +59,7 @@ for Q in "$@"; do
 	raw=$(du -sb "$T/cur" | cut -f1); disk=$(du -sb "$TRASH/cache/lmdb" | cut -f1)
 	la=$(timeit ls -f "$V/cur"); lb=$(timeit ls -f "$T/cur")
 	ga=$(timeit grep -r -c Signed-off-by "$V/cur"); gb=$(timeit grep -r -c Signed-off-by "$T/cur")
-	printf '%-26s %7d %8.2f %8.2f %6.2f %7d %9.2f %8.3f %8.2f %8.2f\n' "$Q" "$n" "$fill" "$c" \
+	printf '%-38s %7d %8.2f %8.2f %6.2f %7d %9.2f %8.3f %8.2f %8.2f\n' "$Q" "$n" "$fill" "$c" \
 		"$(calc "$fill / $c")" "$((rss / 1024))" "$(calc "$disk / $raw")" "$r" \
 		"$(calc "$la / $lb")" "$(calc "$ga / $gb")"
 	fusermount3 -u "$M"
