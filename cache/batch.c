@@ -16,6 +16,8 @@
 struct item {
 	unsigned char oid[CACHE_OID_LEN];
 	unsigned char chash[CACHE_CHASH_LEN];
+	unsigned char dkey[CACHE_CHASH_LEN];    /* dedupe key */
+	int has_dkey;
 	int64_t date;
 	size_t len;
 	char *raw;      /* NULL when the store already has the bytes */
@@ -28,6 +30,7 @@ struct cache_batch {
 	int to_cur;
 	uint32_t gen;
 	int full;
+	int dedupe;
 	struct item *items;
 	size_t n, cap, bytes;
 	uint64_t added, known;
@@ -35,7 +38,7 @@ struct cache_batch {
 };
 
 int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
-		    int full, cache_batch_t **out)
+		    int full, int dedupe, cache_batch_t **out)
 {
 	cache_batch_t *b = calloc(1, sizeof(*b));
 
@@ -47,6 +50,7 @@ int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
 	b->to_cur = to_cur;
 	b->gen = gen;
 	b->full = full;
+	b->dedupe = dedupe;
 	*out = b;
 	return 0;
 }
@@ -80,26 +84,18 @@ uint64_t cache_batch_known(const cache_batch_t *b)
 	return b->known;
 }
 
-/* 1: the view has it; 0: not, with *stored set if the store has it */
+/* 1: the view has it; 0: not.  *stored: the store has it (date and
+ * content hash then come from its record). */
 static int lookup(cache_batch_t *b, struct item *it, int *stored)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
-	MDB_val k = { sizeof(key), key }, d;
+	MDB_val k = { CACHE_OID_LEN, it->oid }, d;
 	MDB_txn *txn;
 	int rc;
 
 	*stored = 0;
-	cache_key_id(key, b->view);
-	memcpy(key + 8, it->oid, CACHE_OID_LEN);
 	if ((rc = mdb_txn_begin(b->c->env, NULL, MDB_RDONLY, &txn)))
 		return -cache_errno(rc);
-	rc = mdb_get(txn, b->c->entry, &k, &d);
-	if (rc == 0) {
-		mdb_txn_abort(txn);
-		return 1;
-	}
-	k.mv_size = CACHE_OID_LEN;
-	k.mv_data = it->oid;
 	if (!mdb_get(txn, b->c->msg, &k, &d) && d.mv_size >= sizeof(struct msg_rec)) {
 		struct msg_rec r;
 
@@ -108,8 +104,31 @@ static int lookup(cache_batch_t *b, struct item *it, int *stored)
 		memcpy(it->chash, r.chash, CACHE_CHASH_LEN);
 		*stored = 1;
 	}
+	cache_key_id(key, b->view);
+	memcpy(key + 8, it->oid, CACHE_OID_LEN);
+	k.mv_size = sizeof(key);
+	k.mv_data = key;
+	rc = mdb_get(txn, b->c->entry, &k, &d);
 	mdb_txn_abort(txn);
-	return 0;
+	return rc == 0;
+}
+
+/* the key this view's strategy dedupes by */
+static void dedupe_key(cache_batch_t *b, struct item *it, const char *raw, size_t len)
+{
+	it->has_dkey = 1;
+	switch (b->dedupe) {
+	case CACHE_DEDUPE_CONTENT:
+		memcpy(it->dkey, it->chash, CACHE_CHASH_LEN);
+		break;
+	case CACHE_DEDUPE_MID:
+		/* as lei: no Message-ID, then the blob id stands for it */
+		if (cache_mail_mid(raw, len, it->dkey))
+			EVP_Digest(it->oid, CACHE_OID_LEN, it->dkey, NULL, EVP_sha256(), NULL);
+		break;
+	default:
+		it->has_dkey = 0;       /* entries are keyed by blob id already */
+	}
 }
 
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
@@ -128,6 +147,8 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		if (!b->full)
 			return 0;
 		it.touch = 1;
+		if (!stored)
+			return 0;       /* cannot be: an entry holds its message */
 	} else if (!stored) {
 		if (cache_mail_info(raw, len, &it.date, it.chash)) {
 			/* unparseable: keep it, never dedupe it */
@@ -143,6 +164,7 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		memcpy(it.raw, raw, len);
 		b->bytes += len;
 	}
+	dedupe_key(b, &it, raw, len);
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 64;
 		struct item *p = realloc(b->items, cap * sizeof(*p));
@@ -160,9 +182,29 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 	return 0;
 }
 
+/* Take the item's dedupe key for it: 0 if it is (now) the item's, 1 if
+ * another copy holds it, else an LMDB error. */
+static int claim(cache_batch_t *b, MDB_txn *txn, const struct item *it)
+{
+	unsigned char key[8 + CACHE_CHASH_LEN];
+	MDB_val k = { sizeof(key), key }, d;
+	int rc;
+
+	cache_key_id(key, b->view);
+	memcpy(key + 8, it->dkey, CACHE_CHASH_LEN);
+	rc = mdb_get(txn, b->c->dedupe, &k, &d);
+	if (rc == 0)
+		return d.mv_size == CACHE_OID_LEN && !memcmp(d.mv_data, it->oid, CACHE_OID_LEN) ? 0 : 1;
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	d.mv_size = CACHE_OID_LEN;
+	d.mv_data = (void *)it->oid;
+	return mdb_put(txn, b->c->dedupe, &k, &d, 0);
+}
+
 static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 {
-	unsigned char ekey[8 + CACHE_OID_LEN], dkey[8 + CACHE_CHASH_LEN];
+	unsigned char ekey[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(ekey), ekey }, d;
 	struct entry_rec er = {
 		.date = it->date, .size = it->len, .gen = b->gen,
@@ -182,6 +224,9 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		memcpy(&er, d.mv_data, sizeof(er));
 		if (er.gen == b->gen)
 			return 0;
+		/* another copy holds its dedupe key: this one goes at the sweep */
+		if (it->has_dkey && (rc = claim(b, txn, it)))
+			return rc == 1 ? 0 : rc;
 		er.gen = b->gen;        /* seen by this full search: it stays */
 		d.mv_size = sizeof(er);
 		d.mv_data = &er;
@@ -189,16 +234,8 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	}
 	if (it->touch)
 		return 0;       /* the view lost it meanwhile (rmdir): nothing to mark */
-	memcpy(dkey, ekey, 8);
-	memcpy(dkey + 8, it->chash, CACHE_CHASH_LEN);
-	k.mv_size = sizeof(dkey);
-	k.mv_data = dkey;
-	if ((rc = mdb_get(txn, b->c->dedupe, &k, &d)) != MDB_NOTFOUND)
-		return rc;      /* 0: same content is in the view already */
-	d.mv_size = CACHE_OID_LEN;
-	d.mv_data = (void *)it->oid;
-	if ((rc = mdb_put(txn, b->c->dedupe, &k, &d, 0)))
-		return rc;
+	if (it->has_dkey && (rc = claim(b, txn, it)))
+		return rc == 1 ? 0 : rc;        /* 1: a copy is in the view already */
 	if (it->raw) {
 		struct msg_rec mr = { .magic = MSG_REC_MAGIC, .date = it->date };
 

@@ -15,6 +15,7 @@ struct cache {
 	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
 	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
 	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
+	MDB_dbi marks;  /* view id + source URL -> int64_t: per-source bookmark */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	size_t maplen;
 };

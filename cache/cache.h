@@ -125,6 +125,30 @@ int cache_entry_any(cache_t *c, uint64_t id, int *any);
 int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out);
 
 /*
+ * How a view tells copies of one message apart, as lei's --dedupe
+ * (PublicInbox::LeiDedupe): by content hash (the default), by blob id, by
+ * Message-ID, or not at all.  Entries are keyed by blob id, so "none" and
+ * "oid" are the same here: two copies with one blob id are one file.
+ * The first copy to arrive wins.
+ */
+enum { CACHE_DEDUPE_CONTENT, CACHE_DEDUPE_OID, CACHE_DEDUPE_MID, CACHE_DEDUPE_NONE };
+/* Forget which copies a view kept (a new strategy): the next full search
+ * decides again, in arrival order. */
+int cache_view_clear_dedupe(cache_t *c, uint64_t id);
+/* Keep the n newest entries of a view that are not hidden (by date, then
+ * blob id); drop the others. */
+int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped);
+
+/* Per-source bookmarks of a view: when the last search of `src` that found
+ * something began.  ENOENT: none.  Set only if view `name` is still view
+ * `id` in `epoch` (else nothing is done); cleared with cache_marks_clear(),
+ * and with the view. */
+int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t);
+int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
+		   const char *src, int64_t t);
+int cache_marks_clear(cache_t *c, uint64_t id);
+
+/*
  * Client files: small files a mail client keeps in a maildir it syncs
  * (mbsync's .uidvalidity), stored per view and removed with it.  At most
  * CACHE_FILES_MAX per view, CACHE_FILE_MAX bytes each (ENOSPC, EFBIG).
@@ -139,6 +163,8 @@ int cache_file_create(cache_t *c, uint64_t id, const char *name, int excl);
 int cache_file_write(cache_t *c, uint64_t id, const char *name, uint64_t off,
 		     const char *buf, size_t len);
 int cache_file_truncate(cache_t *c, uint64_t id, const char *name, uint64_t len);
+/* Replace the whole content (making the file if need be), in one transaction. */
+int cache_file_put(cache_t *c, uint64_t id, const char *name, const char *buf, size_t len);
 int cache_file_remove(cache_t *c, uint64_t id, const char *name);
 /* Rename, replacing `to` if it exists. */
 int cache_file_rename(cache_t *c, uint64_t id, const char *from, const char *to);
@@ -175,7 +201,7 @@ typedef struct cache_batch cache_batch_t;
 /* gen: the generation that entries added get; with `full`, entries the view
  * already has are marked with gen too (see cache_view_sweep). */
 int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
-		    int full, cache_batch_t **out);
+		    int full, int dedupe, cache_batch_t **out);
 /* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
 int cache_batch_flush(cache_batch_t *b);
@@ -194,6 +220,9 @@ int cache_oid_parse(const char *hex, unsigned char oid[CACHE_OID_LEN]);
  * unparseable, before 1970 or after 9999) and lei's content hash (PublicInbox::ContentHash). */
 int cache_mail_info(const char *raw, size_t len, int64_t *date,
 		    unsigned char chash[CACHE_CHASH_LEN]);
+/* SHA-256 of the first Message-ID header, raw (lei's dedupe=mid key);
+ * ENOENT if it has none. */
+int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LEN]);
 void cache_mail_init(void);   /* once, before threads (g_mime_init) */
 
 #endif

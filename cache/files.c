@@ -184,6 +184,33 @@ int cache_file_write(cache_t *c, uint64_t id, const char *name, uint64_t off,
 	return rewrite(c, id, name, 0, patch_write, &s);
 }
 
+struct whole {
+	const char *buf;
+	size_t len;
+};
+
+static int patch_replace(void *arg, char **buf, size_t *len)
+{
+	const struct whole *w = arg;
+	char *b;
+
+	if (w->len > CACHE_FILE_MAX)
+		return EFBIG;
+	if (!(b = realloc(*buf, w->len + 1)))
+		return ENOMEM;
+	memcpy(b, w->buf, w->len);
+	*buf = b;
+	*len = w->len;
+	return 0;
+}
+
+int cache_file_put(cache_t *c, uint64_t id, const char *name, const char *buf, size_t len)
+{
+	struct whole w = { buf, len };
+
+	return rewrite(c, id, name, 1, patch_replace, &w);
+}
+
 static int patch_truncate(void *arg, char **buf, size_t *len)
 {
 	uint64_t want = *(uint64_t *)arg;

@@ -429,3 +429,29 @@ int cache_mail_info(const char *raw, size_t len, int64_t *date,
 	g_object_unref(msg);
 	return 0;
 }
+
+/* lei's dedupe=mid key: the raw Message-ID (the first, unfolded, trimmed) */
+int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LEN])
+{
+	GMimeStream *st = g_mime_stream_mem_new_with_buffer(raw, len);
+	GMimeParser *p = g_mime_parser_new_with_stream(st);
+	GMimeMessage *msg;
+	GPtrArray *v;
+	int err = ENOENT;
+
+	g_object_unref(st);
+	msg = g_mime_parser_construct_message(p, NULL);
+	g_object_unref(p);
+	if (!msg)
+		return EINVAL;
+	v = header_raw(GMIME_OBJECT(msg), "Message-ID");
+	if (v->len && *(const char *)v->pdata[0]) {
+		const char *m = v->pdata[0];
+
+		EVP_Digest(m, strlen(m), out, NULL, EVP_sha256(), NULL);
+		err = 0;
+	}
+	g_ptr_array_unref(v);
+	g_object_unref(msg);
+	return err;
+}

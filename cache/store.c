@@ -107,7 +107,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	}
 	if ((rc = mdb_env_create(&c->env)))
 		goto fail;
-	mdb_env_set_maxdbs(c->env, 8);
+	mdb_env_set_maxdbs(c->env, 16);
 	mdb_env_set_maxreaders(c->env, 512);
 	if ((rc = mdb_env_set_mapsize(c->env, map_size)))
 		goto fail;
@@ -121,7 +121,8 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "dedupe", MDB_CREATE, &c->dedupe)) ||
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)) ||
 	    (rc = mdb_dbi_open(txn, "refs", MDB_CREATE, &c->refs)) ||
-	    (rc = mdb_dbi_open(txn, "files", MDB_CREATE, &c->files)))
+	    (rc = mdb_dbi_open(txn, "files", MDB_CREATE, &c->files)) ||
+	    (rc = mdb_dbi_open(txn, "marks", MDB_CREATE, &c->marks)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
@@ -594,6 +595,192 @@ out:
 	return err;
 }
 
+static int drop_all(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	(void)arg, (void)k, (void)d;
+	return 1;
+}
+
+/* one write transaction around a walk of `dbi` under view `id` */
+static int walk_txn(cache_t *c, MDB_dbi dbi, uint64_t id,
+		    int (*fn)(void *arg, const MDB_val *k, const MDB_val *d), void *arg)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = cache_walk_prefix(c, txn, dbi, id, fn, arg))) {
+		mdb_txn_abort(txn);
+		return rc == -1 ? EIO : cache_errno(rc);
+	}
+	return cache_errno(mdb_txn_commit(txn));
+}
+
+int cache_view_clear_dedupe(cache_t *c, uint64_t id)
+{
+	return walk_txn(c, c->dedupe, id, drop_all, NULL);
+}
+
+struct dated {
+	int64_t date;
+	unsigned char oid[CACHE_OID_LEN];
+};
+
+static int newest_first(const void *a, const void *b)
+{
+	const struct dated *x = a, *y = b;
+
+	if (x->date != y->date)
+		return x->date > y->date ? -1 : 1;
+	return memcmp(x->oid, y->oid, CACHE_OID_LEN);
+}
+
+struct keep {
+	struct dated *v;
+	size_t n, cap;
+	int err;
+};
+
+static int collect(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct keep *kp = arg;
+	struct entry_rec r;
+
+	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
+		kp->err = EIO;
+		return -1;
+	}
+	memcpy(&r, d->mv_data, sizeof(r));
+	if (r.where == CACHE_HIDDEN)
+		return 0;
+	if (kp->n == kp->cap) {
+		size_t cap = kp->cap ? 2 * kp->cap : 1024;
+		struct dated *v = realloc(kp->v, cap * sizeof(*v));
+
+		if (!v) {
+			kp->err = ENOMEM;
+			return -1;
+		}
+		kp->v = v;
+		kp->cap = cap;
+	}
+	kp->v[kp->n].date = r.date;
+	memcpy(kp->v[kp->n].oid, (const unsigned char *)k->mv_data + 8, CACHE_OID_LEN);
+	kp->n++;
+	return 0;
+}
+
+int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
+{
+	struct keep kp = { 0 };
+	struct sweep s = { c, NULL, id, 0, 0, 0, 0 };
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key };
+	MDB_txn *txn;
+	size_t i;
+	int rc;
+
+	*dropped = 0;
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = cache_walk_prefix(c, txn, c->entry, id, collect, &kp)))
+		goto out;
+	if (kp.n <= n)
+		goto out;
+	qsort(kp.v, kp.n, sizeof(*kp.v), newest_first);
+	cache_key_id(key, id);
+	for (i = (size_t)n; i < kp.n; i++) {
+		memcpy(key + 8, kp.v[i].oid, CACHE_OID_LEN);
+		if ((rc = mdb_del(txn, c->entry, &k, NULL)) ||
+		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
+			goto out;
+	}
+	/* the dedupe records of what went */
+	s.txn = txn;
+	if ((rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
+		goto out;
+	*dropped = kp.n - (size_t)n;
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	free(kp.v);
+	if (rc == -1)
+		return kp.err ? kp.err : EIO;
+	return cache_errno(rc);
+}
+
+/* ---- per-source bookmarks: view id + source -> int64_t ---- */
+
+static int mark_key(unsigned char *key, size_t cap, MDB_val *k, uint64_t id, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len > cap - 8)
+		return ENAMETOOLONG;
+	cache_key_id(key, id);
+	memcpy(key + 8, src, len);
+	k->mv_size = 8 + len;
+	k->mv_data = key;
+	return 0;
+}
+
+int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
+{
+	unsigned char key[500];
+	MDB_val k, d;
+	MDB_txn *txn;
+	int rc;
+
+	*t = 0;
+	if ((rc = mark_key(key, sizeof(key), &k, id, src)))
+		return rc;
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	rc = mdb_get(txn, c->marks, &k, &d);
+	if (!rc && d.mv_size == sizeof(*t))
+		memcpy(t, d.mv_data, sizeof(*t));
+	else if (!rc)
+		rc = MDB_CORRUPTED;
+	mdb_txn_abort(txn);
+	return cache_errno(rc);
+}
+
+int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
+		   const char *src, int64_t t)
+{
+	unsigned char key[500];
+	MDB_val vk = { strlen(name), (void *)name }, k, d;
+	struct cache_view v = { 0 };
+	MDB_txn *txn;
+	int rc, err;
+
+	if ((rc = mark_key(key, sizeof(key), &k, id, src)))
+		return rc;
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = mdb_get(txn, c->view, &vk, &d)) || (rc = view_decode(&vk, &d, &v))) {
+		mdb_txn_abort(txn);
+		return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	}
+	err = v.id != id || v.epoch != epoch;   /* reset meanwhile: no bookmark */
+	cache_view_release(&v);
+	d.mv_size = sizeof(t);
+	d.mv_data = &t;
+	if (err || (rc = mdb_put(txn, c->marks, &k, &d, 0))) {
+		mdb_txn_abort(txn);
+		return cache_errno(rc);
+	}
+	return cache_errno(mdb_txn_commit(txn));
+}
+
+int cache_marks_clear(cache_t *c, uint64_t id)
+{
+	return walk_txn(c, c->marks, id, drop_all, NULL);
+}
+
 int cache_view_delete(cache_t *c, const char *name)
 {
 	MDB_val k = { strlen(name), (void *)name }, d;
@@ -612,7 +799,8 @@ int cache_view_delete(cache_t *c, const char *name)
 	memcpy(&r, d.mv_data, sizeof(r));
 	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
-	    (rc = cache_files_drop(c, txn, r.id)))
+	    (rc = cache_files_drop(c, txn, r.id)) ||
+	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:

@@ -172,6 +172,8 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 	case N_REFRESH:
 		*out = strdup("");
 		return *out ? 0 : ENOMEM;
+	case N_CONFIG:
+		return views_config(v, n->view, out);
 	case N_QUERY:
 		if ((err = node_view(v, n, &cv)))
 			return err;
@@ -189,7 +191,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 static int is_generated(int kind)
 {
 	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
-	       kind == N_QUERY;
+	       kind == N_QUERY || kind == N_CONFIG;
 }
 
 /* make the text afresh and keep it for the reads that follow */
@@ -308,6 +310,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
+	case N_CONFIG:
 		file_attr(st, 0644, 0, (time_t)cv.created);
 		err = text_attr(v, n, st, timeout);
 		break;
@@ -334,6 +337,7 @@ static const struct {
 } view_children[] = {
 	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
 	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
+	{ ".config", N_CONFIG },
 };
 
 /* A client file of a view, such as mbsync's .uidvalidity: a dot name that
@@ -509,9 +513,10 @@ static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
 		to_set &= ~FUSE_SET_ATTR_SIZE;
 	}
 	/* truncating .query or .refresh is the first half of rewriting it */
-	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH)
+	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH &&
+	    n->kind != N_CONFIG)
 		return EROFS;
-	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind == N_QUERY) {
+	if ((to_set & FUSE_SET_ATTR_SIZE) && (n->kind == N_QUERY || n->kind == N_CONFIG)) {
 		char *empty = size == 0 ? calloc(1, 1) : NULL;
 
 		if (size == 0 && !empty)
@@ -653,6 +658,8 @@ static int add_file(void *arg, const char *name)
 {
 	struct list_ctx *c = arg;
 
+	if (!client_file_name(name))
+		return 0;       /* .config: listed with leifs's own files */
 	dir_add(c->req, c->d, name, (fuse_ino_t)(c->vid << 8 | 15), S_IFREG);
 	return c->d->err;
 }
@@ -848,13 +855,18 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (p->kind == N_VIEW && client_file_name(name))
+	if (p->kind == N_VIEW && client_file_name(name)) {
 		err = cache_file_remove(views_cache(V(req)), p->vid, name);
-	else if (p->kind != N_CUR && p->kind != N_NEW)
+	} else if (p->kind == N_VIEW && !strcmp(name, ".config")) {
+		char why[256];
+
+		err = views_set_config(V(req), p->view, "", 0, why, sizeof(why));
+	} else if (p->kind != N_CUR && p->kind != N_NEW) {
 		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
-	else if (!(err = find_msg(V(req), p, name, &e)))
+	} else if (!(err = find_msg(V(req), p, name, &e))) {
 		err = cache_entry_update(views_cache(V(req)), p->vid, e.oid,
 					 CACHE_HIDDEN, e.flags, e.uid);
+	}
 	node_put(p);
 	fuse_reply_err(req, err);
 }
@@ -986,7 +998,7 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ---- files ---- */
 
-#define WRITE_MAX (QUERY_MAX + 2)
+#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
 
 static int no_open;     /* the kernel takes ENOSYS from open as "no state" */
 
@@ -1002,7 +1014,7 @@ static void fs_init_conn(void *userdata, struct fuse_conn_info *conn)
 
 static int may_write(int kind)
 {
-	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE;
+	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE || kind == N_CONFIG;
 }
 
 /* Where the kernel cannot skip opens, answer them with the same flags it
@@ -1094,13 +1106,13 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * A .query rewrite is gathered on the node (the truncation of `>` starts it
- * empty; appends start from the query) and applied at every write: with no
- * open handle there is no close to wait for.  A write that ends the text
- * with a newline ends the rewrite.
+ * A .query or .config rewrite is gathered on the node (the truncation of `>`
+ * starts it empty; appends start from the current text) and applied at
+ * every write: with no open handle there is no close to wait for.  A write
+ * that ends the text with a newline ends the rewrite.
  */
-static int query_write(views_t *v, struct node *n, const char *buf,
-		       size_t size, off_t off)
+static int text_write(views_t *v, struct node *n, const char *buf,
+		      size_t size, off_t off)
 {
 	char why[256], *base = NULL, *text = NULL;
 	size_t end;
@@ -1143,8 +1155,13 @@ out:
 	free(base);
 	if (err)
 		return err;
-	done = n->wlen && text[strlen(text) - 1] == '\n';
-	err = views_set_query(v, n->view, text, why, sizeof(why));
+	/* a query is one line; a .config comes a line per write from some
+	 * writers (bash's printf), so its rewrite lasts until the next `>` */
+	done = n->kind == N_QUERY && n->wlen && text[strlen(text) - 1] == '\n';
+	if (n->kind == N_CONFIG)
+		err = views_stage_config(v, n->view, text, strlen(text), why, sizeof(why));
+	else
+		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);
 	if (err || done) {
 		pthread_mutex_lock(&text_lock);
@@ -1175,7 +1192,8 @@ static int do_write(views_t *v, struct node *n, const char *buf, size_t size,
 		/* any write asks for a refresh; "full" for a full one */
 		return views_refresh(v, n->view, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
 	case N_QUERY:
-		return query_write(v, n, buf, size, off);
+	case N_CONFIG:
+		return text_write(v, n, buf, size, off);
 	default:
 		return EROFS;
 	}

@@ -13,6 +13,7 @@
 #include "fs/config.h"
 #include "fs/fs.h"
 #include "fs/log.h"
+#include "fs/settings.h"
 #include "net/net.h"
 
 #define LEIFS_VERSION "0.1"
@@ -28,6 +29,8 @@ struct opts {
 	char *cafile;
 	char *proxy;
 	char *config;
+	char *threads, *dedupe; /* view settings' defaults (settings.h) */
+	long limit;
 	int insecure;           /* -1: not given */
 	int show_help, show_version;
 	char **sources;
@@ -46,6 +49,9 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("cafile=%s", cafile),
 	OPT("proxy=%s", proxy),
 	OPT("config=%s", config),
+	OPT("threads=%s", threads),
+	OPT("dedupe=%s", dedupe),
+	OPT("limit=%ld", limit),
 	OPT("insecure", insecure),
 	FUSE_OPT_KEY("source=", 1),
 	FUSE_OPT_KEY("-h", 2),
@@ -108,11 +114,15 @@ static void usage(FILE *f)
 "  -o proxy=URL         HTTP(S) proxy (default: the *_proxy variables)\n"
 "  -o insecure          do not verify TLS certificates (never the default)\n"
 "  -o config=FILE       read FILE (default $XDG_CONFIG_HOME/leifs/config)\n"
+"  -o threads=true|false|flag-hits  whole threads of the matches (lei q -t)\n"
+"  -o dedupe=content|oid|mid|none   how copies of a message are told apart\n"
+"  -o limit=N           keep the N newest messages of a view (default: all)\n"
 "  -o allow_other       let other users in (needs user_allow_other)\n"
 "\n"
 "The config file sets the same keys in git-config syntax, under [leifs];\n"
-"the command line wins.  mkdir MOUNTPOINT/queries/QUERY makes a view;\n"
-"'%%2F' in a name stands for '/'.  Unmount with: fusermount3 -u MOUNTPOINT\n"
+"the command line wins; a view's own .config wins over both.\n"
+"mkdir MOUNTPOINT/queries/QUERY makes a view; '%%2F' in a name stands for '/'.\n"
+"Unmount with: fusermount3 -u MOUNTPOINT\n"
 "See leifs(1).\n");
 }
 
@@ -158,6 +168,7 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 		{ "refresh_all", offsetof(struct opts, refresh_all) },
 		{ "max_message", offsetof(struct opts, max_message) },
 		{ "map_size", offsetof(struct opts, map_size) },
+		{ "limit", offsetof(struct opts, limit) },
 	};
 	int cmdline_sources = o->nsources > 0;
 	size_t i, k;
@@ -208,6 +219,14 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 		} else if (!strcmp(key, "proxy")) {
 			if (!it->value || set_str(&o->proxy, it->value, 0))
 				goto bad;
+		} else if (!strcmp(key, "threads") || !strcmp(key, "dedupe")) {
+			struct settings t = { 0 };
+
+			if (settings_set(&t, key, it->value))
+				goto bad;
+			if (set_str(!strcmp(key, "threads") ? &o->threads : &o->dedupe,
+				    it->value ? it->value : "true", 0))
+				return ENOMEM;
 		} else if (!strcmp(key, "insecure")) {
 			if (config_bool(it->value, &b))
 				goto bad;
@@ -258,6 +277,7 @@ static int load_config(struct opts *o)
 	set_default(&o->refresh_all, 0);
 	set_default(&o->max_message, 64L << 20);
 	set_default(&o->map_size, 64L << 10);
+	set_default(&o->limit, 0);
 	if (o->insecure < 0)
 		o->insecure = 0;
 	return err;
@@ -269,7 +289,8 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts cl = { 0 };
 	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
 			  .refresh_all = UNSET, .max_message = UNSET, .map_size = UNSET,
-			  .insecure = -1 };
+			  .limit = UNSET, .insecure = -1 };
+	struct settings def = { 0 };
 	struct views_opts vo;
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *lc = NULL;
@@ -306,8 +327,14 @@ int main(int argc, char *argv[])
 		goto out_opts;
 	}
 	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
-	    o.refresh_all < 0) {
-		fprintf(stderr, "leifs: refresh, refresh_all, margin must be >= 0; timeout, max_message > 0\n");
+	    o.refresh_all < 0 || o.limit < 0) {
+		fprintf(stderr, "leifs: refresh, refresh_all, margin, limit must be >= 0; timeout, max_message > 0\n");
+		ret = 2;
+		goto out_opts;
+	}
+	if ((o.threads && settings_set(&def, "threads", o.threads)) ||
+	    (o.dedupe && settings_set(&def, "dedupe", o.dedupe))) {
+		fprintf(stderr, "leifs: threads is true, false or flag-hits; dedupe is content, oid, mid or none\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -330,6 +357,7 @@ int main(int argc, char *argv[])
 		.margin = o.margin, .refresh_all = o.refresh_all, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy,
+		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 	};
 	for (i = 0; i < vo.nsources; i++) {
 		if (strncmp(vo.sources[i], "http://", 7) &&
@@ -406,5 +434,7 @@ out_opts:
 	free(o.cafile);
 	free(o.proxy);
 	free(o.config);
+	free(o.threads);
+	free(o.dedupe);
 	return ret;
 }

@@ -20,8 +20,11 @@
 #include "cache/cache.h"
 
 struct views_opts {
-	char **sources;         /* public-inbox URLs */
+	char **sources;         /* public-inbox URLs: the default sources */
 	int nsources;
+	int threads;            /* defaults of the view settings (settings.h) */
+	int dedupe;
+	long limit;
 	const char *cache_dir;
 	long refresh;           /* seconds; 0: every listing */
 	long timeout;           /* seconds a caller may wait for the network */
@@ -64,6 +67,17 @@ int views_refresh(views_t *v, const char *name, int full);
  * refresh; flags and hidden messages of what stays are kept. */
 int views_set_query(views_t *v, const char *name, const char *text,
 		    char *why, size_t whylen);
+
+/* VIEW/.config: the view's effective settings (settings.h), malloc'd; and
+ * a new .config, checked (EINVAL, the reason in `why` and in .status),
+ * stored, then a full search with the new settings. */
+int views_config(views_t *v, const char *name, char **out);
+int views_set_config(views_t *v, const char *name, const char *text, size_t len,
+		     char *why, size_t whylen);
+/* The same for a .config being written: checked now, applied once no write
+ * came for a moment (see views.c). */
+int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
+		       char *why, size_t whylen);
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);

@@ -1,0 +1,183 @@
+/*
+ * View settings: parsing a view's .config over the defaults, and back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cache/cache.h"
+#include "fs/config.h"
+#include "fs/settings.h"
+
+static const char *const dedupe_names[] = {
+	[CACHE_DEDUPE_CONTENT] = "content", [CACHE_DEDUPE_OID] = "oid",
+	[CACHE_DEDUPE_MID] = "mid", [CACHE_DEDUPE_NONE] = "none",
+};
+
+const char *settings_dedupe_name(int dedupe)
+{
+	return dedupe >= 0 && dedupe <= CACHE_DEDUPE_NONE ? dedupe_names[dedupe] : "?";
+}
+
+void settings_free(struct settings *s)
+{
+	int i;
+
+	for (i = 0; i < s->nsources; i++)
+		free(s->sources[i]);
+	free(s->sources);
+	s->sources = NULL;
+	s->nsources = 0;
+}
+
+static int add_source(struct settings *s, const char *url)
+{
+	char **v = realloc(s->sources, (size_t)(s->nsources + 1) * sizeof(*v));
+
+	if (!v)
+		return ENOMEM;
+	s->sources = v;
+	if (!(v[s->nsources] = strdup(url)))
+		return ENOMEM;
+	s->nsources++;
+	return 0;
+}
+
+int settings_copy(const struct settings *from, struct settings *to)
+{
+	int i, err;
+
+	*to = *from;
+	to->sources = NULL;
+	to->nsources = 0;
+	for (i = 0; i < from->nsources; i++)
+		if ((err = add_source(to, from->sources[i]))) {
+			settings_free(to);
+			return err;
+		}
+	return 0;
+}
+
+int settings_set(struct settings *s, const char *key, const char *v)
+{
+	long n;
+	int b, i;
+
+	if (!strcmp(key, "threads")) {
+		if (v && !strcasecmp(v, "flag-hits"))
+			s->threads = THREADS_FLAG_HITS;
+		else if (!config_bool(v, &b))
+			s->threads = b ? THREADS_ON : THREADS_OFF;
+		else
+			return EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "dedupe")) {
+		for (i = 0; v && i <= CACHE_DEDUPE_NONE; i++)
+			if (!strcasecmp(v, dedupe_names[i])) {
+				s->dedupe = i;
+				return 0;
+			}
+		return EINVAL;
+	}
+	if (!strcmp(key, "limit") || !strcmp(key, "refresh")) {
+		if (config_long(v, &n) || n < 0)
+			return EINVAL;
+		*(!strcmp(key, "limit") ? &s->limit : &s->refresh) = n;
+		return 0;
+	}
+	return 1;
+}
+
+/* a source is a public-inbox URL (local archives are for later) */
+static int source_ok(const char *v)
+{
+	return v && (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) &&
+	       !strpbrk(v, " \t\r\n");
+}
+
+int settings_parse(const struct settings *def, const char *text, size_t len,
+		   struct settings *out, char *why, size_t whylen)
+{
+	config_t c = { 0 };
+	int err, sources = 0;
+	size_t i;
+
+	why[0] = '\0';
+	if ((err = settings_copy(def, out)))
+		return err;
+	if ((err = config_parse(text, len, &c, why, whylen)))
+		goto fail;
+	for (i = 0; i < c.n; i++) {
+		const struct config_item *it = &c.items[i];
+		const char *key = it->key + 6;
+
+		if (strncmp(it->key, "leifs.", 6)) {
+			snprintf(why, whylen, "line %d: unknown key %s (keys go under [leifs])",
+				 it->line, it->key);
+			err = EINVAL;
+			goto fail;
+		}
+		if (!strcmp(key, "source")) {
+			if (!source_ok(it->value)) {
+				snprintf(why, whylen, "line %d: source must be an http:// or https:// URL",
+					 it->line);
+				err = EINVAL;
+				goto fail;
+			}
+			if (!sources++) {       /* the view's sources replace the defaults */
+				struct settings keep = *out;
+
+				keep.sources = NULL;
+				keep.nsources = 0;
+				settings_free(out);
+				*out = keep;
+			}
+			if ((err = add_source(out, it->value)))
+				goto fail;
+			continue;
+		}
+		err = settings_set(out, key, it->value);
+		if (err == 1) {
+			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, limit, refresh)",
+				 it->line, it->key);
+			err = EINVAL;
+		} else if (err == EINVAL) {
+			snprintf(why, whylen, "line %d: bad value for %s%s", it->line, it->key,
+				 !strcmp(key, "threads") ? " (true, false or flag-hits)" :
+				 !strcmp(key, "dedupe") ? " (content, oid, mid or none)" :
+				 " (a number, 0 or more)");
+		}
+		if (err)
+			goto fail;
+	}
+	config_free(&c);
+	return 0;
+fail:
+	config_free(&c);
+	settings_free(out);
+	return err;
+}
+
+char *settings_format(const struct settings *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	if (!f)
+		return NULL;
+	fprintf(f, "[leifs]\n\tthreads = %s\n\tdedupe = %s\n\tlimit = %ld\n\trefresh = %ld\n",
+		s->threads == THREADS_FLAG_HITS ? "flag-hits" : s->threads ? "true" : "false",
+		settings_dedupe_name(s->dedupe), s->limit, s->refresh);
+	for (i = 0; i < s->nsources; i++)
+		fprintf(f, "\tsource = %s\n", s->sources[i]);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

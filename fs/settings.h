@@ -1,0 +1,40 @@
+/*
+ * settings: what shapes a view's search, as lei q's options shape a saved
+ * search: threads (--threads, -tt), dedupe (--dedupe), source (--only, for
+ * each source), limit (--limit) and refresh.  Defaults come from the
+ * command line and the config file (main.c); a view's own .config, in
+ * git-config syntax under [leifs], overrides them key by key, and several
+ * `source` lines replace the default sources as a whole.
+ *
+ * Errors: 0 or a positive errno; EINVAL with a one-line reason in `why`.
+ */
+#ifndef LEIFS_SETTINGS_H
+#define LEIFS_SETTINGS_H
+
+#include <stddef.h>
+
+enum { THREADS_OFF, THREADS_ON, THREADS_FLAG_HITS };
+
+struct settings {
+	int threads;            /* THREADS_* */
+	int dedupe;             /* CACHE_DEDUPE_* */
+	long limit;             /* most messages kept, newest first; 0: all */
+	long refresh;           /* seconds */
+	char **sources;         /* owned */
+	int nsources;
+};
+
+/* `def` with the keys of `text` (a view's .config) over it, into `out`. */
+int settings_parse(const struct settings *def, const char *text, size_t len,
+		   struct settings *out, char *why, size_t whylen);
+/* One key as the command line or config file gives it (threads, dedupe,
+ * limit); 1 if `key` is not one of them. */
+int settings_set(struct settings *s, const char *key, const char *value);
+int settings_copy(const struct settings *from, struct settings *to);
+/* The settings as a view's .config reads back; malloc'd. */
+char *settings_format(const struct settings *s);
+void settings_free(struct settings *s);
+
+const char *settings_dedupe_name(int dedupe);
+
+#endif
