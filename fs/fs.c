@@ -860,7 +860,8 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	} else if (p->kind == N_VIEW && !strcmp(name, ".config")) {
 		char why[256];
 
-		err = views_set_config(V(req), p->view, "", 0, why, sizeof(why));
+		/* staged like a write, so it also cancels one still pending */
+		err = views_stage_config(V(req), p->view, "", 0, why, sizeof(why));
 	} else if (p->kind != N_CUR && p->kind != N_NEW) {
 		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
 	} else if (!(err = find_msg(V(req), p, name, &e))) {

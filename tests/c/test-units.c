@@ -13,6 +13,7 @@
 
 #include "cache/cache.h"
 #include "fs/config.h"
+#include "fs/settings.h"
 #include "net/net.h"
 #include "query/query.h"
 
@@ -564,6 +565,105 @@ static void test_files(void)
 	CHECK(system(cmd) == 0);
 }
 
+static void test_settings(void)
+{
+	static char *srcs[] = { "https://lore.kernel.org/all/" };
+	const struct settings def = { THREADS_OFF, CACHE_DEDUPE_CONTENT, 0, 600, srcs, 1 };
+	struct settings s, t;
+	char why[256], *text;
+	const char *cfg = "[leifs]\n\tthreads = flag-hits\n\tdedupe = MID\n\tlimit = 2k\n"
+			  "\tsource = http://a/x/\n\tsource = https://b/y/\n";
+
+	CHECK(settings_parse(&def, "", 0, &s, why, sizeof(why)) == 0);
+	CHECK(s.threads == THREADS_OFF && s.dedupe == CACHE_DEDUPE_CONTENT && s.limit == 0 &&
+	      s.refresh == 600 && s.nsources == 1 && !strcmp(s.sources[0], srcs[0]));
+	settings_free(&s);
+	CHECK(settings_parse(&def, cfg, strlen(cfg), &s, why, sizeof(why)) == 0);
+	CHECK(s.threads == THREADS_FLAG_HITS && s.dedupe == CACHE_DEDUPE_MID && s.limit == 2048 &&
+	      s.refresh == 600 && s.nsources == 2 && !strcmp(s.sources[1], "https://b/y/"));
+	/* what .config reads back parses to the same settings */
+	CHECK((text = settings_format(&s)) != NULL);
+	CHECK(settings_parse(&def, text, strlen(text), &t, why, sizeof(why)) == 0);
+	CHECK(t.threads == s.threads && t.dedupe == s.dedupe && t.limit == s.limit &&
+	      t.refresh == s.refresh && t.nsources == 2 && !strcmp(t.sources[0], "http://a/x/"));
+	free(text);
+	settings_free(&t);
+	settings_free(&s);
+	CHECK(settings_parse(&def, "[leifs]\nthreads\n", 16, &s, why, sizeof(why)) == 0 &&
+	      s.threads == THREADS_ON);
+	settings_free(&s);
+	CHECK(settings_parse(&def, "[leifs]\ndedupe = bogus\n", 22, &s, why, sizeof(why)) == EINVAL &&
+	      strstr(why, "line 2") && strstr(why, "leifs.dedupe"));
+	CHECK(settings_parse(&def, "[leifs]\nlimit = -1\n", 19, &s, why, sizeof(why)) == EINVAL);
+	CHECK(settings_parse(&def, "[leifs]\nsource = /etc\n", 22, &s, why, sizeof(why)) == EINVAL);
+	CHECK(settings_parse(&def, "[leifs]\nsource\n", 15, &s, why, sizeof(why)) == EINVAL);
+	CHECK(settings_parse(&def, "[view]\nlimit = 1\n", 17, &s, why, sizeof(why)) == EINVAL &&
+	      strstr(why, "[leifs]"));
+	CHECK(settings_parse(&def, "[leifs]\ncolour = 1\n", 19, &s, why, sizeof(why)) == EINVAL &&
+	      strstr(why, "unknown key"));
+	CHECK(settings_parse(&def, "[leifs\n", 7, &s, why, sizeof(why)) == EINVAL);
+	t = def;
+	CHECK(settings_set(&t, "dedupe", "oid") == 0 && t.dedupe == CACHE_DEDUPE_OID);
+	CHECK(settings_set(&t, "threads", "no") == 0 && t.threads == THREADS_OFF);
+	CHECK(settings_set(&t, "source", "x") == 1);
+}
+
+/* dedupe strategies, the limit and per-source bookmarks in the cache */
+static void test_view_shape(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300];
+	static const char *const msgs[] = { msg1, msg1dup, msg2 };
+	struct cache_view v;
+	cache_batch_t *b;
+	cache_t *c;
+	uint64_t dropped;
+	int64_t t;
+	int count, mode, i;
+	static const int want[] = {
+		[CACHE_DEDUPE_CONTENT] = 2, [CACHE_DEDUPE_OID] = 3,
+		[CACHE_DEDUPE_MID] = 2, [CACHE_DEDUPE_NONE] = 3,
+	};
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 64 << 20, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "v", "v", &v) == 0);
+	for (mode = CACHE_DEDUPE_CONTENT; mode <= CACHE_DEDUPE_NONE; mode++) {
+		/* as a .config change does: forget the copies, search in full */
+		CHECK(cache_view_clear_dedupe(c, v.id) == 0);
+		CHECK(cache_batch_new(c, v.id, 1, (uint32_t)mode + 1, 1, mode, &b) == 0);
+		for (i = 0; i < 3; i++)
+			CHECK(cache_batch_add(b, msgs[i], strlen(msgs[i])) == 0);
+		CHECK(cache_batch_flush(b) == 0);
+		cache_batch_free(b);
+		CHECK(cache_view_sweep(c, "v", v.id, (uint32_t)mode + 1, v.epoch, &dropped) == 0);
+		count = 0;
+		CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0);
+		CHECK(count == want[mode]);
+	}
+	/* a message with no Message-ID is deduped by mid as its blob id */
+	CHECK(cache_mail_mid("Subject: x\n\nb\n", 13, (unsigned char[CACHE_CHASH_LEN]){ 0 }) == ENOENT);
+	CHECK(cache_view_limit(c, v.id, 1, &dropped) == 0 && dropped == 2);
+	count = 0;
+	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 1);
+	CHECK(cache_view_limit(c, v.id, 5, &dropped) == 0 && dropped == 0);
+	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == ENOENT);
+	CHECK(cache_mark_set(c, "v", v.id, v.epoch, "http://a/", 42) == 0);
+	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == 0 && t == 42);
+	CHECK(cache_mark_get(c, v.id, "http://b/", &t) == ENOENT);
+	/* a reset meanwhile: the bookmark is not moved */
+	CHECK(cache_mark_set(c, "v", v.id, v.epoch + 1, "http://b/", 43) == 0);
+	CHECK(cache_mark_get(c, v.id, "http://b/", &t) == ENOENT);
+	CHECK(cache_marks_clear(c, v.id) == 0);
+	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == ENOENT);
+	CHECK(cache_mark_set(c, "v", v.id, v.epoch, "http://a/", 44) == 0);
+	CHECK(cache_view_delete(c, "v") == 0);
+	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == ENOENT);
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_names();
@@ -575,6 +675,8 @@ int main(void)
 	test_sweep();
 	test_config();
 	test_files();
+	test_settings();
+	test_view_shape();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
