@@ -91,11 +91,36 @@ int settings_set(struct settings *s, const char *key, const char *v)
 	return 1;
 }
 
-/* a source is a public-inbox URL (local archives are for later) */
+/* a source is a public-inbox URL (local archives are for later), of
+ * printable ASCII with no spaces, as a URL is */
 static int source_ok(const char *v)
 {
-	return v && (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) &&
-	       !strpbrk(v, " \t\r\n");
+	const char *p;
+
+	if (!v || (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)))
+		return 0;
+	for (p = v; *p; p++)
+		if (*p <= ' ' || *p > '~')
+			return 0;
+	return 1;
+}
+
+/* a value as git-config reads it back: quoted when it holds # ; " or \ */
+static void put_value(FILE *f, const char *v)
+{
+	const char *p;
+
+	if (!strpbrk(v, "#;\"\\")) {
+		fputs(v, f);
+		return;
+	}
+	fputc('"', f);
+	for (p = v; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
 }
 
 int settings_parse(const struct settings *def, const char *text, size_t len,
@@ -173,8 +198,11 @@ char *settings_format(const struct settings *s)
 	fprintf(f, "[leifs]\n\tthreads = %s\n\tdedupe = %s\n\tlimit = %ld\n\trefresh = %ld\n",
 		s->threads == THREADS_FLAG_HITS ? "flag-hits" : s->threads ? "true" : "false",
 		settings_dedupe_name(s->dedupe), s->limit, s->refresh);
-	for (i = 0; i < s->nsources; i++)
-		fprintf(f, "\tsource = %s\n", s->sources[i]);
+	for (i = 0; i < s->nsources; i++) {
+		fputs("\tsource = ", f);
+		put_value(f, s->sources[i]);
+		fputc('\n', f);
+	}
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

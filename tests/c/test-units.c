@@ -565,6 +565,7 @@ static void test_files(void)
 	CHECK(system(cmd) == 0);
 }
 
+#define PARSE(text, out) settings_parse(&def, text, strlen(text), out, why, sizeof(why))
 static void test_settings(void)
 {
 	static char *srcs[] = { "https://lore.kernel.org/all/" };
@@ -572,41 +573,45 @@ static void test_settings(void)
 	struct settings s, t;
 	char why[256], *text;
 	const char *cfg = "[leifs]\n\tthreads = flag-hits\n\tdedupe = MID\n\tlimit = 2k\n"
-			  "\tsource = http://a/x/\n\tsource = https://b/y/\n";
+			  "\tsource = http://a/x/\n\tsource = \"https://b/y/#;\\\\\\\"\"\n";
 
-	CHECK(settings_parse(&def, "", 0, &s, why, sizeof(why)) == 0);
+	CHECK(PARSE("", &s) == 0);
 	CHECK(s.threads == THREADS_OFF && s.dedupe == CACHE_DEDUPE_CONTENT && s.limit == 0 &&
 	      s.refresh == 600 && s.nsources == 1 && !strcmp(s.sources[0], srcs[0]));
 	settings_free(&s);
-	CHECK(settings_parse(&def, cfg, strlen(cfg), &s, why, sizeof(why)) == 0);
+	CHECK(PARSE(cfg, &s) == 0);
 	CHECK(s.threads == THREADS_FLAG_HITS && s.dedupe == CACHE_DEDUPE_MID && s.limit == 2048 &&
-	      s.refresh == 600 && s.nsources == 2 && !strcmp(s.sources[1], "https://b/y/"));
+	      s.refresh == 600 && s.nsources == 2 && !strcmp(s.sources[1], "https://b/y/#;\\\""));
 	/* what .config reads back parses to the same settings */
 	CHECK((text = settings_format(&s)) != NULL);
-	CHECK(settings_parse(&def, text, strlen(text), &t, why, sizeof(why)) == 0);
+	CHECK(PARSE(text, &t) == 0);
 	CHECK(t.threads == s.threads && t.dedupe == s.dedupe && t.limit == s.limit &&
-	      t.refresh == s.refresh && t.nsources == 2 && !strcmp(t.sources[0], "http://a/x/"));
+	      t.refresh == s.refresh && t.nsources == 2 && !strcmp(t.sources[0], "http://a/x/") &&
+	      !strcmp(t.sources[1], s.sources[1]));
 	free(text);
 	settings_free(&t);
 	settings_free(&s);
-	CHECK(settings_parse(&def, "[leifs]\nthreads\n", 16, &s, why, sizeof(why)) == 0 &&
+	CHECK(PARSE("[leifs]\nthreads\n", &s) == 0 &&
 	      s.threads == THREADS_ON);
 	settings_free(&s);
-	CHECK(settings_parse(&def, "[leifs]\ndedupe = bogus\n", 22, &s, why, sizeof(why)) == EINVAL &&
+	CHECK(PARSE("[leifs]\ndedupe = bogus\n", &s) == EINVAL &&
 	      strstr(why, "line 2") && strstr(why, "leifs.dedupe"));
-	CHECK(settings_parse(&def, "[leifs]\nlimit = -1\n", 19, &s, why, sizeof(why)) == EINVAL);
-	CHECK(settings_parse(&def, "[leifs]\nsource = /etc\n", 22, &s, why, sizeof(why)) == EINVAL);
-	CHECK(settings_parse(&def, "[leifs]\nsource\n", 15, &s, why, sizeof(why)) == EINVAL);
-	CHECK(settings_parse(&def, "[view]\nlimit = 1\n", 17, &s, why, sizeof(why)) == EINVAL &&
+	CHECK(PARSE("[leifs]\nlimit = -1\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nsource = /etc\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nsource\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nsource = \"http://a b/\"\n", &s) == EINVAL);
+	CHECK(PARSE("[view]\nlimit = 1\n", &s) == EINVAL &&
 	      strstr(why, "[leifs]"));
-	CHECK(settings_parse(&def, "[leifs]\ncolour = 1\n", 19, &s, why, sizeof(why)) == EINVAL &&
+	CHECK(PARSE("[leifs]\ncolour = 1\n", &s) == EINVAL &&
 	      strstr(why, "unknown key"));
-	CHECK(settings_parse(&def, "[leifs\n", 7, &s, why, sizeof(why)) == EINVAL);
+	CHECK(PARSE("[leifs\n", &s) == EINVAL);
 	t = def;
 	CHECK(settings_set(&t, "dedupe", "oid") == 0 && t.dedupe == CACHE_DEDUPE_OID);
 	CHECK(settings_set(&t, "threads", "no") == 0 && t.threads == THREADS_OFF);
 	CHECK(settings_set(&t, "source", "x") == 1);
 }
+
+#undef PARSE
 
 /* dedupe strategies, the limit and per-source bookmarks in the cache */
 static void test_view_shape(void)
