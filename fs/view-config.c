@@ -1,0 +1,223 @@
+/*
+ * VIEW/.config: the view's settings (settings.h) stored as a file of the
+ * view, read back as the settings in effect, written with a pause.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs/log.h"
+#include "fs/views-private.h"
+
+int view_settings(views_t *v, uint64_t id, struct settings *s)
+{
+	char *text = NULL, why[256];
+	size_t len = 0;
+	int err = cache_file_read(v->cache, id, ".config", &text, &len);
+
+	if (err == ENOENT)
+		return settings_copy(&v->def, s);
+	if (err)
+		return err;
+	err = settings_parse(&v->def, text, len, s, why, sizeof(why));
+	free(text);
+	if (err == EINVAL) {    /* checked when written: only a damaged record */
+		log_err("view %llu: stored .config does not parse (%s): defaults used",
+			(unsigned long long)id, why);
+		err = settings_copy(&v->def, s);
+	}
+	return err;
+}
+
+int views_config(views_t *v, const char *name, char **out)
+{
+	struct cache_view cv;
+	struct settings set;
+	int err;
+
+	struct live *l;
+	char *pending = NULL, why[256];
+
+	*out = NULL;
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next)
+		if (l->id == cv.id && l->pending)
+			pending = strdup(l->pending);
+	pthread_mutex_unlock(&v->lock);
+	/* what was written reads back at once, though applied a moment later */
+	if (pending)
+		err = settings_parse(&v->def, pending, strlen(pending), &set, why, sizeof(why));
+	else
+		err = view_settings(v, cv.id, &set);
+	if (!err) {
+		if (!(*out = settings_format(&set)))
+			err = ENOMEM;
+		settings_free(&set);
+	}
+	free(pending);
+	cache_view_release(&cv);
+	return err;
+}
+
+/* remember (or forget, with NULL) why the view's last .config was refused */
+static void set_refusal(views_t *v, const struct cache_view *cv, const char *why)
+{
+	struct live *l;
+
+	pthread_mutex_lock(&v->lock);
+	if ((l = live_get(v, cv->id, cv->name))) {
+		free(l->refusal);
+		l->refusal = NULL;
+		if (why && asprintf(&l->refusal, ".config: %s", why) < 0)
+			l->refusal = NULL;
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+int views_set_config(views_t *v, const char *name, const char *text, size_t len,
+		     char *why, size_t whylen)
+{
+	struct cache_view cv;
+	struct settings old, set;
+	int err;
+
+	why[0] = '\0';
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	if ((err = view_settings(v, cv.id, &old)))
+		goto out;
+	if ((err = settings_parse(&v->def, text, len, &set, why, whylen))) {
+		if (err == EINVAL) {
+			log_err("new .config for %s refused: %s", name, why);
+			set_refusal(v, &cv, why);
+		}
+		settings_free(&old);
+		goto out;
+	}
+	err = cache_file_put(v->cache, cv.id, ".config", text, len);
+	/* another strategy: the next full search picks the copies anew */
+	if (!err && set.dedupe != old.dedupe)
+		err = cache_view_clear_dedupe(v->cache, cv.id);
+	settings_free(&old);
+	settings_free(&set);
+	if (!err) {
+		set_refusal(v, &cv, NULL);
+		err = views_refresh(v, name, 1);
+	}
+out:
+	cache_view_release(&cv);
+	return err;
+}
+
+/*
+ * A .config arrives by write(2)s with no close to tell its end (fs.c keeps
+ * no open-file state), and some writers send a line per write.  Each write
+ * is checked at once (a bad line fails that write, and nothing of it is
+ * applied); the text is applied when no write came for STAGE_MS, so that a
+ * good first line is never applied on its own before a bad second one.
+ */
+#define STAGE_MS 300
+
+struct stage {
+	views_t *v;
+	struct live *l;
+	uint64_t gen;
+};
+
+static void *apply_later(void *arg)
+{
+	struct stage *st = arg;
+	views_t *v = st->v;
+	struct timespec until;
+	char *text = NULL, *name = NULL, why[256];
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += STAGE_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&v->lock);
+	while (!atomic_load(&v->stop) &&
+	       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
+		;
+	if (st->l->pending_gen == st->gen && st->l->pending) {
+		text = st->l->pending;
+		st->l->pending = NULL;
+		name = strdup(st->l->name);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (text && name && !atomic_load(&v->stop) &&
+	    views_set_config(v, name, text, strlen(text), why, sizeof(why)))
+		log_err("cannot apply the .config of %s: %s", name, why[0] ? why : "error");
+	free(text);
+	free(name);
+	pthread_mutex_lock(&v->lock);
+	v->running--;
+	pthread_cond_broadcast(&v->done);
+	pthread_mutex_unlock(&v->lock);
+	free(st);
+	return NULL;
+}
+
+int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
+		       char *why, size_t whylen)
+{
+	struct cache_view cv;
+	struct settings set;
+	struct stage *st = NULL;
+	struct live *l;
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	why[0] = '\0';
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	err = settings_parse(&v->def, text, len, &set, why, whylen);
+	if (!err)
+		settings_free(&set);
+	else if (err == EINVAL)
+		log_err("new .config for %s refused: %s", name, why);
+	pthread_mutex_lock(&v->lock);
+	if (!(l = live_get(v, cv.id, name))) {
+		err = ENOMEM;
+		goto out;
+	}
+	free(l->pending);
+	l->pending = NULL;
+	l->pending_gen++;       /* a refused text also cancels what was staged */
+	free(l->refusal);
+	l->refusal = NULL;
+	if (err) {
+		if (err == EINVAL && asprintf(&l->refusal, ".config: %s", why) < 0)
+			l->refusal = NULL;
+		goto out;
+	}
+	if (atomic_load(&v->stop)) {
+		err = ESHUTDOWN;
+		goto out;
+	}
+	if (!(l->pending = strndup(text, len)) || !(st = malloc(sizeof(*st)))) {
+		err = ENOMEM;
+		goto out;
+	}
+	*st = (struct stage){ v, l, l->pending_gen };
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, apply_later, st);
+	pthread_attr_destroy(&attr);
+	if (!err) {
+		v->running++;
+		st = NULL;
+	}
+out:
+	pthread_mutex_unlock(&v->lock);
+	free(st);
+	cache_view_release(&cv);
+	return err;
+}

@@ -1,0 +1,192 @@
+/*
+ * The text of VIEW/.status and queries/.status.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs/log.h"
+#include "fs/views-private.h"
+
+void url_shown(const char *url, char *buf, size_t len)
+{
+	const char *scheme = strstr(url, "://");
+	const char *host = scheme ? scheme + 3 : url;
+	const char *end = host + strcspn(host, "/?#");
+	const char *at = memchr(host, '@', (size_t)(end - host));
+
+	if (!at)
+		snprintf(buf, len, "%s", url);
+	else
+		snprintf(buf, len, "%.*s***@%s", (int)(host - url), url, at + 1);
+}
+
+void print_url(FILE *f, const char *url)
+{
+	char buf[1024];
+
+	url_shown(url, buf, sizeof(buf));
+	fputs(buf, f);
+}
+
+/* append a copy of *st to src[n]; NULL (src freed) when memory runs out */
+static struct src_state *copy_src(struct src_state *src, int *n, const struct src_state *st)
+{
+	struct src_state *v = realloc(src, (size_t)(*n + 1) * sizeof(*v));
+
+	if (!v || !(v[*n].url = strdup(st->url))) {
+		free_src(v ? v : src, *n);
+		*n = 0;
+		return NULL;
+	}
+	memcpy(v[*n].error, st->error, sizeof(st->error));
+	v[*n].failed = st->failed;
+	v[*n].msgs = st->msgs;
+	v[*n].bytes = st->bytes;
+	(*n)++;
+	return v;
+}
+
+static const char *state_name(int state)
+{
+	switch (state) {
+	case CACHE_VIEW_FRESH:
+		return "fresh";
+	case CACHE_VIEW_FAILED:
+		return "failed";
+	default:
+		return "new";
+	}
+}
+
+static void fmt_time(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || !gmtime_r(&tt, &tm))
+		snprintf(buf, len, "never");
+	else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int views_status(views_t *v, const char *name, char **out)
+{
+	struct cache_view cv;
+	struct live *l;
+	uint64_t count = 0;
+	char last[64], ok[64];
+	int refreshing = 0, i, err;
+	unsigned long progress = 0;
+	char *buf = NULL, *last_query = NULL, *refusal = NULL;
+	uint64_t last_msgs = 0, last_bytes = 0;
+	struct src_state *src = NULL;
+	struct settings set;
+	int nsrc = 0;
+	size_t len = 0;
+	FILE *f;
+
+	*out = NULL;
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	if ((err = cache_entry_count(v->cache, cv.id, &count))) {
+		cache_view_release(&cv);
+		return err;
+	}
+	if ((err = view_settings(v, cv.id, &set))) {
+		cache_view_release(&cv);
+		return err;
+	}
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next) {
+		if (l->id != cv.id)
+			continue;
+		refreshing = l->refreshing;
+		progress = atomic_load(&l->progress);
+		last_query = l->last_query ? strdup(l->last_query) : NULL;
+		last_msgs = l->last_msgs;
+		last_bytes = l->last_bytes;
+		refusal = l->refusal ? strdup(l->refusal) : NULL;
+		for (i = 0; i < l->nsrc; i++)
+			if (!(src = copy_src(src, &nsrc, &l->src[i])))
+				break;
+	}
+	pthread_mutex_unlock(&v->lock);
+	fmt_time(cv.last_try, last, sizeof(last));
+	fmt_time(cv.last_ok, ok, sizeof(ok));
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		free(last_query);
+		free(refusal);
+		free_src(src, nsrc);
+		settings_free(&set);
+		cache_view_release(&cv);
+		return ENOMEM;
+	}
+	fprintf(f, "query: %s\n", cv.query);
+	fprintf(f, "state: %s\n", refreshing ? "refreshing" : state_name(cv.state));
+	fprintf(f, "messages: %llu\n", (unsigned long long)count);
+	fprintf(f, "last-refresh: %s\n", last);
+	fprintf(f, "last-result: %s\n", ok);
+	if (refreshing)
+		fprintf(f, "progress: %lu received\n", progress);
+	if (last_query) {
+		fprintf(f, "last-query: %s\n", last_query);
+		fprintf(f, "last-fetch: %llu messages, %llu bytes\n",
+			(unsigned long long)last_msgs, (unsigned long long)last_bytes);
+	}
+	/* one line per source: how its part of the last search went */
+	for (i = 0; i < set.nsources; i++) {
+		const struct src_state *st = NULL;
+		int j;
+
+		for (j = 0; j < nsrc; j++)
+			if (!strcmp(src[j].url, set.sources[i]))
+				st = &src[j];
+		fputs("source: ", f);
+		print_url(f, set.sources[i]);
+		if (st && st->failed)
+			fprintf(f, ": failed: %s", st->error);
+		else if (st)
+			fprintf(f, ": ok, %llu messages, %llu bytes", (unsigned long long)st->msgs,
+				(unsigned long long)st->bytes);
+		fputc('\n', f);
+	}
+	if (refusal)
+		fprintf(f, "refused: %s\n", refusal);
+	fprintf(f, "error: %s\n", cv.error);
+	fclose(f);
+	free(last_query);
+	free(refusal);
+	free_src(src, nsrc);
+	settings_free(&set);
+	cache_view_release(&cv);
+	*out = buf;
+	return buf ? 0 : ENOMEM;
+}
+
+int views_errors(views_t *v, char **out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int i;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return ENOMEM;
+	for (i = 0; i < v->o.nsources; i++) {
+		fputs("source: ", f);
+		print_url(f, v->o.sources[i]);
+		fputc('\n', f);
+	}
+	pthread_mutex_lock(&v->lock);
+	fprintf(f, "error: %s\n", v->last_refusal);
+	pthread_mutex_unlock(&v->lock);
+	fclose(f);
+	*out = buf;
+	return buf ? 0 : ENOMEM;
+}

@@ -1,0 +1,66 @@
+/*
+ * What the files of views (views.c, view-search.c, view-status.c,
+ * view-config.c) share: the state of the views while the daemon runs.
+ * Not for fs.c, which goes through views.h.
+ */
+#ifndef LEIFS_VIEWS_PRIVATE_H
+#define LEIFS_VIEWS_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "fs/settings.h"
+#include "fs/views.h"
+
+/* how the last search of one source went */
+struct src_state {
+	char *url;
+	int failed;
+	uint64_t msgs, bytes;
+	char error[300];
+};
+
+/* what is known of a view while the daemon runs; protected by views.lock */
+struct live {
+	struct live *next;
+	uint64_t id;
+	int refreshing;
+	int again;              /* a refresh was asked for while one ran */
+	atomic_ulong progress;  /* messages received by the running refresh */
+	char *name;
+	char *last_query;       /* the query text last sent */
+	uint64_t last_msgs, last_bytes;  /* what the last search fetched */
+	struct src_state *src;  /* per source, of the last search */
+	int nsrc;
+	char *refusal;          /* why the last .config written was refused */
+	char *pending;          /* a .config written, applied when writes pause */
+	uint64_t pending_gen;
+};
+
+struct views {
+	struct views_opts o;
+	struct settings def;    /* what a view without .config gets */
+	cache_t *cache;
+	pthread_mutex_t lock;
+	pthread_cond_t done;    /* a refresh ended */
+	struct live *live;      /* protected by lock */
+	int running;            /* refresh threads; protected by lock */
+	atomic_int stop;
+	char last_refusal[512]; /* protected by lock */
+	pthread_t timer;        /* refresh_all schedule */
+	int timer_running;
+};
+
+void free_src(struct src_state *src, int n);
+/* the live state of view id, made if need be; lock held */
+struct live *live_get(views_t *v, uint64_t id, const char *name);
+/* a view's settings: its .config over the defaults */
+int view_settings(views_t *v, uint64_t id, struct settings *s);
+/* a URL as shown in .status and logs: any user:password@ masked */
+void url_shown(const char *url, char *buf, size_t len);
+void print_url(FILE *f, const char *url);
+/* one search of every source of the view (view-search.c) */
+void view_search(views_t *v, struct live *l);
+
+#endif
