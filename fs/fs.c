@@ -31,6 +31,24 @@ static views_t *V(fuse_req_t req)
 	return *(views_t **)fuse_req_userdata(req);
 }
 
+/*
+ * A search changed a view: the kernel keeps listings of cur/ and new/ (and
+ * their attributes, for LIST_TIMEOUT) and would show the change only when
+ * those expire.  Invalidating the two inodes makes the next listing ask.
+ */
+void fs_view_changed(void *arg, uint64_t vid)
+{
+	struct fuse_session *se = arg;
+	uint64_t ino;
+
+	if (!se)
+		return;
+	if ((ino = node_find_ino(N_CUR, vid)))
+		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	if ((ino = node_find_ino(N_NEW, vid)))
+		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+}
+
 int fs_init(void)
 {
 	mount_time = time(NULL);

@@ -3,7 +3,8 @@
  * messages, and turns each request into one reply.  No parsing, no network:
  * views_* and cache_* do the work; this file only translates.
  *
- * Tree:  /queries/<view>/{cur,new,tmp,.query,.status}, /queries/.status
+ * Tree:  /queries/<view>/{cur,new,tmp,.query,.status,.refresh,.config},
+ * /queries/.status
  * Inodes are handed out on lookup and freed on forget (nlookup counting),
  * so a renamed message keeps its inode.  Handlers run on libfuse's worker
  * threads; the node table is protected by its own lock.
@@ -23,5 +24,9 @@ extern const struct fuse_lowlevel_ops fs_ops;
 /* Prepare the node table; call once before the session starts. */
 int fs_init(void);
 void fs_destroy(void);
+
+/* views_opts.changed: drop the kernel's listings of the view's cur/ and
+ * new/; arg is the struct fuse_session. */
+void fs_view_changed(void *arg, uint64_t vid);
 
 #endif

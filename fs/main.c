@@ -399,6 +399,8 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	if (!cl.foreground)
 		log_to_syslog();
+	vo.changed = fs_view_changed;
+	vo.changed_arg = se;
 	if (views_open(&vo, &views, why, sizeof(why))) {
 		log_err("%s", why);
 		goto out_unmount;

@@ -147,6 +147,19 @@ static struct node *lookup(int kind, uint64_t vid, const char *view,
 	return &r->n;
 }
 
+uint64_t node_find_ino(int kind, uint64_t vid)
+{
+	struct node key = { .kind = kind, .vid = vid };
+	struct ref_node *r;
+	uint64_t ino = 0;
+
+	pthread_mutex_lock(&lock);
+	if ((r = g_hash_table_lookup(by_key, &key)))
+		ino = r->n.ino;
+	pthread_mutex_unlock(&lock);
+	return ino;
+}
+
 struct node *node_lookup(int kind, uint64_t vid, const char *view,
 			 const unsigned char *oid)
 {

@@ -42,6 +42,8 @@ void node_put(struct node *n);
 /* Find or make the node for (kind, vid, oid) and count one kernel lookup. */
 struct node *node_lookup(int kind, uint64_t vid, const char *view,
 			 const unsigned char *oid);
+/* The inode of (kind, vid) if the kernel knows it, else 0; no lookup counted. */
+uint64_t node_find_ino(int kind, uint64_t vid);
 /* Likewise for the client file `name` of a view. */
 struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
 /* A client file was renamed: its node (if any) now stands for `to`, as the

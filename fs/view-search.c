@@ -79,7 +79,7 @@ void view_search(views_t *v, struct live *l)
 	struct src_state *src = NULL;
 	pthread_t *tids = NULL;
 	char *norm = NULL, err_text[600] = "";
-	uint64_t received = 0, dropped = 0, bytes = 0;
+	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
 	int i, err, failed = 0, full, any = 0, n = 0;
 	uint32_t gen;
@@ -181,6 +181,10 @@ void view_search(views_t *v, struct live *l)
 			log_err("limit of %s: %s", l->name, strerror(err));
 		dropped += over;
 	}
+	for (i = 0; i < n; i++)
+		added += cache_batch_added(runs[i].batch);
+	if ((added || dropped) && v->o.changed)
+		v->o.changed(v->o.changed_arg, cv.id);
 	goto record;
 broken:
 	snprintf(err_text, sizeof(err_text), "%s", strerror(err));

@@ -35,6 +35,10 @@ struct views_opts {
 	const char *cafile;
 	int insecure;
 	const char *proxy;
+	/* called from a refresh thread when a search changed what view `id`
+	 * holds, so that fs can tell the kernel its listings are stale */
+	void (*changed)(void *arg, uint64_t id);
+	void *changed_arg;
 };
 
 typedef struct views views_t;
