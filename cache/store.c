@@ -864,16 +864,15 @@ int cache_entry_each(cache_t *c, uint64_t id,
 		if (e.where != CACHE_HIDDEN && (err = fn(arg, &e)))
 			break;
 		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-		n++;
+		/* listings and .status counts walk every entry, often: unmap
+		 * now and then (each time costs the pages' faults again) */
+		if (++n % (16 * DROP_EVERY) == 0)
+			cache_drop_mappings(c);
 	}
 	if (!err && rc && rc != MDB_NOTFOUND)
 		err = cache_errno(rc);
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
-	/* once per long walk (listings, .status counts): unmapping costs the
-	 * next walk its page faults, so not within it */
-	if (n >= 16 * DROP_EVERY)
-		cache_drop_mappings(c);
 	return err;
 }
 
