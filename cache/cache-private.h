@@ -67,6 +67,9 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 /* Delete the client files of a view (inside the caller's write txn). */
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 void cache_key_id(unsigned char out[8], uint64_t id);
+/* view id + name as a key in key[cap]; ENAMETOOLONG if empty or too long */
+int cache_key_name(unsigned char *key, size_t cap, MDB_val *k, uint64_t id,
+		   const char *name);
 int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e);
 /* Count one more (delta 1) or one less (-1) entry holding oid; the message
  * goes when none is left. */

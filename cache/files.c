@@ -14,15 +14,7 @@
 
 static int make_key(unsigned char *key, MDB_val *k, uint64_t id, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (!n || n > KEY_MAX - 8)
-		return ENAMETOOLONG;
-	cache_key_id(key, id);
-	memcpy(key + 8, name, n);
-	k->mv_size = 8 + n;
-	k->mv_data = key;
-	return 0;
+	return cache_key_name(key, KEY_MAX, k, id, name);
 }
 
 static int get_rec(MDB_txn *txn, cache_t *c, MDB_val *k, MDB_val *d)

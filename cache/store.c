@@ -714,19 +714,6 @@ out:
 
 /* ---- per-source bookmarks: view id + source -> int64_t ---- */
 
-static int mark_key(unsigned char *key, size_t cap, MDB_val *k, uint64_t id, const char *src)
-{
-	size_t len = strlen(src);
-
-	if (len > cap - 8)
-		return ENAMETOOLONG;
-	cache_key_id(key, id);
-	memcpy(key + 8, src, len);
-	k->mv_size = 8 + len;
-	k->mv_data = key;
-	return 0;
-}
-
 int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
 {
 	unsigned char key[500];
@@ -735,7 +722,7 @@ int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
 	int rc;
 
 	*t = 0;
-	if ((rc = mark_key(key, sizeof(key), &k, id, src)))
+	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
 		return rc;
 	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
 		return cache_errno(rc);
@@ -757,7 +744,7 @@ int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((rc = mark_key(key, sizeof(key), &k, id, src)))
+	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
 		return rc;
 	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
@@ -818,6 +805,20 @@ void cache_key_id(unsigned char out[8], uint64_t id)
 		out[i] = (unsigned char)id;
 		id >>= 8;
 	}
+}
+
+int cache_key_name(unsigned char *key, size_t cap, MDB_val *k, uint64_t id,
+		   const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > cap - 8)
+		return ENAMETOOLONG;
+	cache_key_id(key, id);
+	memcpy(key + 8, name, n);
+	k->mv_size = 8 + n;
+	k->mv_data = key;
+	return 0;
 }
 
 int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e)

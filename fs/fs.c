@@ -232,28 +232,39 @@ static int text_attr(views_t *v, struct node *n, struct stat *st, double *timeou
 	return 0;
 }
 
+/* With text_lock held: fill an empty *slot with the text made now (made
+ * unlocked: it reads the cache).  On error the lock is released. */
+static int ensure_text(views_t *v, struct node *n, char **slot, size_t *len)
+{
+	char *s;
+	int err;
+
+	if (*slot)
+		return 0;
+	pthread_mutex_unlock(&text_lock);
+	if ((err = gen_text(v, n, &s)))
+		return err;
+	pthread_mutex_lock(&text_lock);
+	if (*slot) {
+		free(s);        /* another thread was first */
+		return 0;
+	}
+	*slot = s;
+	*len = strlen(s);
+	return 0;
+}
+
 /* a copy of [off, off+size) of the kept text (made now if none is kept) */
 static int text_read(views_t *v, struct node *n, off_t off, size_t size,
 		     char **out, size_t *len)
 {
-	char *s = NULL;
 	int err = 0;
 
 	*out = NULL;
 	*len = 0;
 	pthread_mutex_lock(&text_lock);
-	if (!n->text) {
-		pthread_mutex_unlock(&text_lock);
-		if ((err = gen_text(v, n, &s)))
-			return err;
-		pthread_mutex_lock(&text_lock);
-		if (!n->text) {
-			n->text = s;
-			n->textlen = strlen(s);
-		} else {
-			free(s);
-		}
-	}
+	if ((err = ensure_text(v, n, &n->text, &n->textlen)))
+		return err;
 	if (off >= 0 && (size_t)off < n->textlen) {
 		*len = n->textlen - (size_t)off < size ? n->textlen - (size_t)off : size;
 		if (!(*out = malloc(*len ? *len : 1)))
@@ -1133,7 +1144,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static int text_write(views_t *v, struct node *n, const char *buf,
 		      size_t size, off_t off)
 {
-	char why[256], *base = NULL, *text = NULL;
+	char why[256], *text = NULL;
 	size_t end;
 	int err = 0, done;
 
@@ -1141,17 +1152,8 @@ static int text_write(views_t *v, struct node *n, const char *buf,
 		return EFBIG;
 	end = (size_t)off + size;
 	pthread_mutex_lock(&text_lock);
-	if (!n->wbuf) {
-		pthread_mutex_unlock(&text_lock);
-		if ((err = gen_text(v, n, &base)))
-			return err;
-		pthread_mutex_lock(&text_lock);
-		if (!n->wbuf) {
-			n->wbuf = base;
-			n->wlen = strlen(base);
-			base = NULL;
-		}
-	}
+	if ((err = ensure_text(v, n, &n->wbuf, &n->wlen)))
+		return err;
 	if (end > n->wlen) {
 		char *s = realloc(n->wbuf, end + 1);
 
@@ -1171,12 +1173,11 @@ static int text_write(views_t *v, struct node *n, const char *buf,
 		err = ENOMEM;
 out:
 	pthread_mutex_unlock(&text_lock);
-	free(base);
 	if (err)
 		return err;
 	/* a query is one line; a .config comes a line per write from some
 	 * writers (bash's printf), so its rewrite lasts until the next `>` */
-	done = n->kind == N_QUERY && n->wlen && text[strlen(text) - 1] == '\n';
+	done = n->kind == N_QUERY && text[0] && text[strlen(text) - 1] == '\n';
 	if (n->kind == N_CONFIG)
 		err = views_stage_config(v, n->view, text, strlen(text), why, sizeof(why));
 	else
