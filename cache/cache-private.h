@@ -2,6 +2,7 @@
 #ifndef LEIFS_CACHE_PRIVATE_H
 #define LEIFS_CACHE_PRIVATE_H
 
+#include <gmime/gmime.h>
 #include <lmdb.h>
 
 #include "cache/cache.h"
@@ -74,5 +75,19 @@ int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e
 /* Count one more (delta 1) or one less (-1) entry holding oid; the message
  * goes when none is left. */
 int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta);
+
+/* gmime helpers (mail.c) shared with the indexer (terms.c).
+ * cache_hdr_raw: every value of a header, unfolded and trimmed
+ * (Eml header_raw); cache_hdr_str: the same, RFC 2047 decoded;
+ * both return a GPtrArray of g_malloc'd strings.  cache_part_body: the
+ * transfer-decoded body of a leaf, a GByteArray.  cache_extract_ids: the
+ * <ids> of a value, skipping those in `seen` (a GHashTable of strings). */
+GPtrArray *cache_hdr_raw(GMimeObject *obj, const char *name);
+GPtrArray *cache_hdr_str(GMimeObject *obj, const char *name);
+GByteArray *cache_part_body(GMimePart *part);
+void cache_extract_ids(const char *v, GPtrArray *out, GHashTable *seen);
+
+/* `git patch-id --stable` of a body (patchid.c); ENOENT: no patch in it */
+int cache_patch_id(const char *text, size_t len, char hex[41]);
 
 #endif

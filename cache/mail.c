@@ -18,15 +18,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache/cache.h"
+#include "cache/cache-private.h"
 
 void cache_mail_init(void)
 {
 	g_mime_init();
 }
 
-/* header_raw(): every value of `name`, unfolded and trimmed */
-static GPtrArray *header_raw(GMimeObject *obj, const char *name)
+/* cache_hdr_raw(): every value of `name`, unfolded and trimmed */
+GPtrArray *cache_hdr_raw(GMimeObject *obj, const char *name)
 {
 	GMimeHeaderList *hl = g_mime_object_get_header_list(obj);
 	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
@@ -64,10 +64,10 @@ static GPtrArray *header_raw(GMimeObject *obj, const char *name)
 	return out;
 }
 
-/* header_str(): RFC 2047 decoded where the value has an encoded word */
-static GPtrArray *header_str(GMimeObject *obj, const char *name)
+/* cache_hdr_str(): RFC 2047 decoded where the value has an encoded word */
+GPtrArray *cache_hdr_str(GMimeObject *obj, const char *name)
 {
-	GPtrArray *v = header_raw(obj, name);
+	GPtrArray *v = cache_hdr_raw(obj, name);
 	guint i;
 
 	for (i = 0; i < v->len; i++) {
@@ -99,7 +99,7 @@ static void add3(EVP_MD_CTX *d, const char *h, const char *v)
 }
 
 /* extract_mids / references: <...> ids, uniq, n/y dropped */
-static void extract_ids(const char *v, GPtrArray *out, GHashTable *seen)
+void cache_extract_ids(const char *v, GPtrArray *out, GHashTable *seen)
 {
 	const char *p = v;
 
@@ -187,7 +187,7 @@ static int ascii_only(const char *p, size_t n)
 }
 
 /* the transfer-decoded body of a leaf */
-static GByteArray *part_body(GMimePart *part)
+GByteArray *cache_part_body(GMimePart *part)
 {
 	GMimeDataWrapper *w = g_mime_part_get_content(part);
 	GByteArray *a = g_byte_array_new();
@@ -227,7 +227,7 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 
 	if (!GMIME_IS_PART(obj))
 		return;
-	body = part_body(GMIME_PART(obj));
+	body = cache_part_body(GMIME_PART(obj));
 	text = !g_ascii_strcasecmp(type, "text") &&
 	       g_ascii_strcasecmp(sub, "html") && g_ascii_strcasecmp(sub, "xhtml");
 	if (!text && !g_ascii_strcasecmp(type, "application") &&
@@ -297,7 +297,7 @@ static void digest_part(EVP_MD_CTX *d, GMimeObject *obj, int depth,
 	add(d, hdr, (size_t)n);
 	if (fn)
 		add3(d, "fn", fn);
-	desc = header_str(obj, "Content-Description");
+	desc = cache_hdr_str(obj, "Content-Description");
 	for (i = 0; i < desc->len; i++)
 		add3(d, "d", desc->pdata[i]);
 	g_ptr_array_unref(desc);
@@ -356,11 +356,11 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 
 	EVP_DigestInit_ex(d, EVP_sha256(), NULL);
 	/* Message-IDs are "seen" so they never count as references */
-	v = header_raw(top, "Message-ID");
+	v = cache_hdr_raw(top, "Message-ID");
 	for (i = 0; i < v->len; i++) {
 		GPtrArray *tmp = g_ptr_array_new_with_free_func(g_free);
 
-		extract_ids(v->pdata[i], tmp, seen);
+		cache_extract_ids(v->pdata[i], tmp, seen);
 		if (!tmp->len && !g_hash_table_contains(seen, v->pdata[i]))
 			g_hash_table_add(seen, g_strdup(v->pdata[i]));
 		g_ptr_array_unref(tmp);
@@ -369,15 +369,15 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 	g_hash_table_add(seen, g_strdup("y"));
 	g_hash_table_add(seen, g_strdup("n"));
 	for (j = 0; j < 2; j++) {
-		v = header_raw(top, refh[j]);
+		v = cache_hdr_raw(top, refh[j]);
 		for (i = 0; i < v->len; i++)
-			extract_ids(v->pdata[i], ids, seen);
+			cache_extract_ids(v->pdata[i], ids, seen);
 		g_ptr_array_unref(v);
 	}
 	for (i = 0; i < ids->len; i++)
 		add3(d, "ref", ids->pdata[i]);
 	for (j = 0; j < 2; j++) {
-		v = header_str(top, from[j]);
+		v = cache_hdr_str(top, from[j]);
 		for (i = 0; i < v->len; i++)
 			digest_addr(d, from[j], v->pdata[i]);
 		i = v->len;
@@ -386,13 +386,13 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 			break;
 	}
 	for (j = 0; j < 2; j++) {
-		v = header_str(top, plain[j]);
+		v = cache_hdr_str(top, plain[j]);
 		for (i = 0; i < v->len; i++)
 			add3(d, plain[j], v->pdata[i]);
 		g_ptr_array_unref(v);
 	}
 	for (j = 0; j < 2; j++) {
-		v = header_str(top, rcpt[j]);
+		v = cache_hdr_str(top, rcpt[j]);
 		for (i = 0; i < v->len; i++)
 			digest_addr(d, rcpt[j], v->pdata[i]);
 		g_ptr_array_unref(v);
@@ -444,7 +444,7 @@ int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LE
 	g_object_unref(p);
 	if (!msg)
 		return EINVAL;
-	v = header_raw(GMIME_OBJECT(msg), "Message-ID");
+	v = cache_hdr_raw(GMIME_OBJECT(msg), "Message-ID");
 	if (v->len && *(const char *)v->pdata[0]) {
 		const char *m = v->pdata[0];
 

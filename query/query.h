@@ -41,4 +41,23 @@ int query_normalize(const char *query, char **out);
  * (UTC), or a plain copy when since <= 0. */
 int query_incremental(const char *query, time_t since, char **out);
 
+/*
+ * For searching a local index (not pure: these run git or Xapian).
+ *
+ * query_approxidate: d:, dt: and rt: rewritten to the numbers the index
+ * holds, as public-inbox does before Xapian parses a query: "d:2024-01-02"
+ * becomes "d:20240102..20240103", "rt:2.weeks.ago.." "rt:1795111404..".
+ * Dates other than digits are read by `git rev-parse --since=`, run in
+ * `git_dir` (an empty repository, see query_git_dir).  On failure `why`
+ * says why.
+ */
+int query_approxidate(const char *query, const char *git_dir, char **out,
+		      char *why, size_t whylen);
+/* Make the empty repository git needs to read dates (idempotent). */
+int query_git_dir(const char *dir);
+
+/* Parse a query (after query_approxidate) as public-inbox's Search.pm
+ * would; EINVAL with Xapian's reason when it cannot. */
+int query_parse_check(const char *query, char *why, size_t whylen);
+
 #endif

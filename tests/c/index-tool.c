@@ -1,0 +1,129 @@
+/*
+ * index-tool: the local index without a mount, for tests and benchmarks.
+ *   index-tool add DBDIR FILE...      index raw messages (one per file)
+ *   index-tool q DBDIR GITDIR QUERY   print the blob ids QUERY matches
+ *   index-tool terms FILE             print the document's fields
+ *   index-tool patchid FILE           print the body's patch id
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "cache/cache-private.h"
+#include "cache/index.h"
+#include "cache/terms.h"
+#include "query/query.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 65536 > cap) {
+			char *t = realloc(buf, cap = (n + 65536) * 2);
+
+			if (!t) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = t;
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int print_oid(void *arg, const unsigned char *oid)
+{
+	char hex[41];
+
+	(void)arg;
+	cache_oid_hex(oid, hex);
+	puts(hex);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	cache_index_t *x = NULL;
+	char why[512] = "";
+	int err = 0, i;
+
+	cache_mail_init();
+	if (argc >= 3 && !strcmp(argv[1], "terms")) {
+		struct term_doc d;
+		size_t len, k;
+		char *raw = slurp(argv[2], &len);
+
+		if (!raw || cache_terms(raw, len, &d))
+			return 1;
+		printf("ts=%.0f ymd=%.0f dt=%.0f bytes=%.0f\n", d.ts, d.yyyymmdd, d.dt, d.bytes);
+		for (k = 0; k < d.n; k++)
+			printf("%d %s [%s]\n", d.f[k].kind, d.f[k].prefix, d.f[k].text);
+		cache_terms_free(&d);
+		free(raw);
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "patchid")) {
+		size_t len;
+		char *raw = slurp(argv[2], &len), hex[41];
+
+		if (!raw)
+			return 1;
+		err = cache_patch_id(raw, len, hex);
+		if (!err)
+			puts(hex);
+		free(raw);
+		return err ? 1 : 0;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: index-tool add DBDIR FILE... | q DBDIR GITDIR QUERY\n");
+		return 2;
+	}
+	if ((err = cache_index_open(argv[2], &x, why, sizeof(why)))) {
+		fprintf(stderr, "index-tool: %s\n", why);
+		return 1;
+	}
+	if (!strcmp(argv[1], "add")) {
+		for (i = 3; i < argc && !err; i++) {
+			size_t len;
+			char *raw = slurp(argv[i], &len);
+			unsigned char oid[CACHE_OID_LEN];
+
+			if (!raw) {
+				fprintf(stderr, "index-tool: cannot read %s\n", argv[i]);
+				err = errno ? errno : EIO;
+				break;
+			}
+			cache_oid(raw, len, oid);
+			err = cache_index_add(x, oid, raw, len, NULL, why, sizeof(why));
+			free(raw);
+		}
+		if (!err)
+			err = cache_index_commit(x, why, sizeof(why));
+	} else if (!strcmp(argv[1], "q") && argc == 5) {
+		char *q = NULL;
+
+		if (!(err = query_git_dir(argv[3])) &&
+		    !(err = query_approxidate(argv[4], argv[3], &q, why, sizeof(why))))
+			err = cache_index_search(x, q, print_oid, NULL, why, sizeof(why));
+		free(q);
+	} else {
+		err = EINVAL;
+		snprintf(why, sizeof(why), "bad command");
+	}
+	if (err)
+		fprintf(stderr, "index-tool: %s (%s)\n", why, strerror(err));
+	cache_index_close(x);
+	return err ? 1 : 0;
+}
