@@ -182,6 +182,32 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 	return 0;
 }
 
+int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid)
+{
+	struct item it = { 0 };
+	size_t len;
+	char *raw;
+	int stored, rc;
+
+	memcpy(it.oid, oid, CACHE_OID_LEN);
+	if (++b->lookups % DROP_EVERY == 0)
+		cache_drop_mappings(b->c);
+	rc = lookup(b, &it, &stored);
+	if (rc < 0)
+		return -rc;
+	if (rc == 1 && !b->full) {
+		b->known++;
+		return 0;
+	}
+	if (!stored)
+		return ENOENT;
+	if ((rc = cache_msg_get(b->c, oid, &raw, &len)))
+		return rc;
+	rc = cache_batch_add(b, raw, len);
+	free(raw);
+	return rc;
+}
+
 /* Take the item's dedupe key for it: 0 if it is (now) the item's, 1 if
  * another copy holds it, else an LMDB error. */
 static int claim(cache_batch_t *b, MDB_txn *txn, const struct item *it)

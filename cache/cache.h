@@ -186,6 +186,9 @@ void cache_flags_format(uint32_t flags, char out[40]);
 int cache_msg_read(cache_t *c, const unsigned char *oid, off_t off,
 		   size_t size, char *buf, size_t *n);
 
+/* The whole of message `oid`, malloc'd (the caller frees *raw). */
+int cache_msg_get(cache_t *c, const unsigned char *oid, char **raw, size_t *len);
+
 /* ---- ingest ---- */
 
 /*
@@ -204,6 +207,9 @@ int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
 		    int full, int dedupe, cache_batch_t **out);
 /* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
+/* The same for a message the store has (a local index's hit): cheap when
+ * the view has it; ENOENT if the store does not. */
+int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid);
 int cache_batch_flush(cache_batch_t *b);
 /* Messages that became entries so far, and those skipped as known. */
 uint64_t cache_batch_added(const cache_batch_t *b);

@@ -167,7 +167,12 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 			dup = true;
 		}
 		cache_terms_free(&td);
-		if (dup || x->db.term_exists(key))      /* or another thread won */
+		if (dup) {
+			if (added)
+				*added = 2;
+			return 0;
+		}
+		if (x->db.term_exists(key))     /* another thread won */
 			return 0;
 		x->db.add_document(doc);
 		if (added)

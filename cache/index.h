@@ -32,9 +32,9 @@ int cache_index_open(const char *dir, cache_index_t **out, char *why, size_t why
 void cache_index_close(cache_index_t *x);   /* commits */
 
 /* Index a raw message under its blob id (20 bytes).  *added (if given) is
- * 1 when it was new; 0 when it was there, or when each of its Message-IDs
- * is indexed already (public-inbox-index's "is a duplicate": the first
- * copy of a Message-ID is the one found). */
+ * 1 when it was new, 0 when it was there, 2 when it was left out because
+ * each of its Message-IDs is indexed already (public-inbox-index's "is a
+ * duplicate": the first copy of a Message-ID is the one found). */
 int cache_index_add(cache_index_t *x, const unsigned char *oid, const char *raw,
 		    size_t len, int *added, char *why, size_t whylen);
 int cache_index_has(cache_index_t *x, const unsigned char *oid, int *has);

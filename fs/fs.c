@@ -664,6 +664,8 @@ static int add_view(void *arg, const struct cache_view *cv)
 {
 	struct list_ctx *c = arg;
 
+	if (views_is_internal(cv->name))
+		return 0;
 	/* not an inode the kernel can use: only lookup hands those out */
 	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
 	return c->d->err;

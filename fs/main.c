@@ -61,6 +61,29 @@ static const struct fuse_opt leifs_opts[] = {
 	FUSE_OPT_END
 };
 
+/* a local archive named relative to where leifs was started: made
+ * absolute, since the daemon runs in / */
+static char *absolute_source(const char *v)
+{
+	static const char *const typed[] = { "mboxrd:", "mboxo:", "maildir:", "v2:", "v1:" };
+	const char *path = v;
+	char cwd[4096], *out = NULL;
+	size_t i;
+
+	if (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8))
+		return strdup(v);
+	for (i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
+		if (!strncmp(v, typed[i], strlen(typed[i]))) {
+			path = v + strlen(typed[i]);
+			break;
+		}
+	if (path[0] == '/' || !path[0] || !getcwd(cwd, sizeof(cwd)))
+		return strdup(v);
+	if (asprintf(&out, "%.*s%s/%s", (int)(path - v), v, cwd, path) < 0)
+		return NULL;
+	return out;
+}
+
 static int add_source(struct opts *o, const char *url)
 {
 	char **s = realloc(o->sources, (size_t)(o->nsources + 1) * sizeof(*s));
@@ -68,7 +91,7 @@ static int add_source(struct opts *o, const char *url)
 	if (!s)
 		return -1;
 	o->sources = s;
-	if (!(s[o->nsources] = strdup(url)))
+	if (!(s[o->nsources] = absolute_source(url)))
 		return -1;
 	o->nsources++;
 	return 0;
@@ -360,9 +383,8 @@ int main(int argc, char *argv[])
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 	};
 	for (i = 0; i < vo.nsources; i++) {
-		if (strncmp(vo.sources[i], "http://", 7) &&
-		    strncmp(vo.sources[i], "https://", 8)) {
-			fprintf(stderr, "leifs: source %s: only http:// and https:// URLs are supported\n",
+		if (!settings_source_ok(vo.sources[i])) {
+			fprintf(stderr, "leifs: source %s: not an http:// or https:// URL or an absolute path\n",
 				vo.sources[i]);
 			ret = 2;
 			goto out_opts;

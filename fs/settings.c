@@ -93,14 +93,30 @@ int settings_set(struct settings *s, const char *key, const char *v)
 
 /* a source is a public-inbox URL (local archives are for later), of
  * printable ASCII with no spaces, as a URL is */
-static int source_ok(const char *v)
+int settings_source_ok(const char *v)
 {
+	static const char *const local[] = { "mboxrd:", "mboxo:", "maildir:", "v2:", "v1:" };
 	const char *p;
+	size_t i;
 
-	if (!v || (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)))
+	if (!v)
+		return 0;
+	if (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) {
+		for (p = v; *p; p++)
+			if (*p <= ' ' || *p > '~')
+				return 0;
+		return 1;
+	}
+	/* a local archive: [TYPE:]/absolute/path, no control characters */
+	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if (!strncmp(v, local[i], strlen(local[i]))) {
+			v += strlen(local[i]);
+			break;
+		}
+	if (v[0] != '/')
 		return 0;
 	for (p = v; *p; p++)
-		if (*p <= ' ' || *p > '~')
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
 			return 0;
 	return 1;
 }
@@ -146,8 +162,8 @@ int settings_parse(const struct settings *def, const char *text, size_t len,
 			goto fail;
 		}
 		if (!strcmp(key, "source")) {
-			if (!source_ok(it->value)) {
-				snprintf(why, whylen, "line %d: source must be an http:// or https:// URL",
+			if (!settings_source_ok(it->value)) {
+				snprintf(why, whylen, "line %d: source must be an http:// or https:// URL or an absolute path",
 					 it->line);
 				err = EINVAL;
 				goto fail;

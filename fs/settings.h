@@ -34,6 +34,8 @@ int settings_copy(const struct settings *from, struct settings *to);
 /* The settings as a view's .config reads back; malloc'd. */
 char *settings_format(const struct settings *s);
 void settings_free(struct settings *s);
+/* An http(s) URL, or a local archive: [mboxrd:|mboxo:|maildir:|v2:|v1:]/path */
+int settings_source_ok(const char *v);
 
 const char *settings_dedupe_name(int dedupe);
 

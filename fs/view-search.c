@@ -34,6 +34,7 @@ struct run {
 	views_t *v;
 	struct live *l;
 	const char *url;
+	const char *full_q;     /* the query without the dt: bound */
 	char *q;
 	int threads;
 	cache_batch_t *batch;
@@ -53,10 +54,19 @@ static void *run_source(void *arg)
 	struct sink s = { r->batch, r->l };
 	char shown[512];
 
-	url_shown(r->url, shown, sizeof(shown));
-	log_debug("search %s q=%s", shown, r->q);
 	memset(&r->res, 0, sizeof(r->res));
-	r->err = net_search(&req, on_message, &s, &r->res);
+	if (view_is_local(r->url)) {
+		/* the whole query every time: an import may bring mail of any
+		 * date, so a dt: bound would miss it; what the view has is
+		 * skipped cheaply */
+		log_debug("search %s q=%s", r->url, r->full_q);
+		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
+					   &r->res);
+	} else {
+		url_shown(r->url, shown, sizeof(shown));
+		log_debug("search %s q=%s", shown, r->q);
+		r->err = net_search(&req, on_message, &s, &r->res);
+	}
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
 	else
@@ -113,6 +123,7 @@ void view_search(views_t *v, struct live *l)
 		r->v = v;
 		r->l = l;
 		r->url = set.sources[i];
+		r->full_q = norm;
 		/* lei remote threads: t=1; flag-hits flags nothing remote
 		 * (LeiXSearch flags hits of local externals only) */
 		r->threads = set.threads != THREADS_OFF;

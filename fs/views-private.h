@@ -50,6 +50,7 @@ struct views {
 	char last_refusal[512]; /* protected by lock */
 	pthread_t timer;        /* refresh_all schedule */
 	int timer_running;
+	struct local *locals;   /* open local archives; protected by lock */
 };
 
 void free_src(struct src_state *src, int n);
@@ -62,5 +63,14 @@ void url_shown(const char *url, char *buf, size_t len);
 void print_url(FILE *f, const char *url);
 /* one search of every source of the view (view-search.c) */
 void view_search(views_t *v, struct live *l);
+
+/* Local archives (view-local.c).  A source that is not an http(s) URL is
+ * one.  view_local_search imports what is new, then adds the messages
+ * `query` matches to `batch`; res as net_search's. */
+struct net_res;
+int view_is_local(const char *src);
+int view_local_search(views_t *v, const char *spec, const char *query,
+		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res);
+void view_local_close(views_t *v);
 
 #endif

@@ -115,6 +115,7 @@ void views_close(views_t *v)
 		free(l->pending);
 		free(l);
 	}
+	view_local_close(v);
 	settings_free(&v->def);
 	cache_close(v->cache);
 	pthread_mutex_destroy(&v->lock);
@@ -168,6 +169,8 @@ int views_remove(views_t *v, const char *name)
 
 int views_get(views_t *v, const char *name, struct cache_view *out)
 {
+	if (views_is_internal(name))
+		return ENOENT;  /* an archive's own record, not a view */
 	return cache_view_get(v->cache, name, out);
 }
 
@@ -332,7 +335,7 @@ static int refresh_if_due(void *arg, const struct cache_view *cv)
 	struct due *d = arg;
 	struct live *l;
 
-	if (d->now - cv->last_try < d->v->o.refresh_all)
+	if (views_is_internal(cv->name) || d->now - cv->last_try < d->v->o.refresh_all)
 		return 0;
 	pthread_mutex_lock(&d->v->lock);
 	l = live_get(d->v, cv->id, cv->name);

@@ -57,6 +57,9 @@ cache_t *views_cache(views_t *v);
 int views_create(views_t *v, const char *name, char *why, size_t whylen);
 /* rmdir */
 int views_remove(views_t *v, const char *name);
+/* Whether a record of the cache is a local archive's own ("\001..."),
+ * never shown or looked up as a view. */
+int views_is_internal(const char *name);
 /* The record of a view, ENOENT if none. */
 int views_get(views_t *v, const char *name, struct cache_view *out);
 

@@ -25,6 +25,7 @@ struct net_mboxrd {
 	char *carry;            /* an incomplete line from the last chunk */
 	size_t clen, ccap;
 	int in_msg;
+	int mboxo;
 	size_t count;
 	regex_t from_re;
 };
@@ -58,6 +59,11 @@ void net_mboxrd_free(net_mboxrd_t *m)
 	free(m->msg);
 	free(m->carry);
 	free(m);
+}
+
+void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo)
+{
+	m->mboxo = mboxo;
 }
 
 size_t net_mboxrd_count(const net_mboxrd_t *m)
@@ -150,7 +156,7 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 
 		while (i < len && s[i] == '>')
 			i++;
-		if (len - i >= 5 && !memcmp(s + i, "From ", 5)) {
+		if (len - i >= 5 && !memcmp(s + i, "From ", 5) && (!m->mboxo || i == 1)) {
 			s++;
 			len--;
 		}

@@ -62,6 +62,8 @@ char *net_search_url(const struct net_req *req);
  */
 typedef struct net_mboxrd net_mboxrd_t;
 net_mboxrd_t *net_mboxrd_new(size_t max_message, net_msg_fn fn, void *arg);
+/* mboxo: only ">From " loses its '>' (">>From " stays); default mboxrd */
+void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo);
 int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len);
 int net_mboxrd_finish(net_mboxrd_t *m);   /* flush the last message */
 size_t net_mboxrd_count(const net_mboxrd_t *m);
@@ -72,5 +74,22 @@ net_gunzip_t *net_gunzip_new(net_mboxrd_t *sink);
 int net_gunzip_feed(net_gunzip_t *g, const void *buf, size_t len);
 int net_gunzip_finish(net_gunzip_t *g);   /* EPROTO if the stream is cut */
 void net_gunzip_free(net_gunzip_t *g);
+
+/*
+ * Local archives (archive.c): a source that is a path, optionally typed as
+ * lei types its inputs: "mboxrd:PATH", "mboxo:PATH", "maildir:PATH",
+ * "v2:PATH" (a public-inbox v2 inbox: git/N.git), "v1:PATH" (a v1 inbox, a
+ * bare repository); an untyped absolute PATH is told by what it is (a file
+ * is mboxrd).  A read hands each message added since position `from` ("":
+ * all) to fn and returns the new position in *next (malloc'd), to be given
+ * to the next read; res counts messages and bytes and says why it failed.
+ * git reads public-inbox repositories (it must be in PATH).
+ */
+enum { NET_MBOXRD, NET_MBOXO, NET_MAILDIR, NET_PI_V2, NET_PI_V1 };
+int net_archive_kind(const char *spec, int *kind, const char **path, char *why,
+		     size_t whylen);
+int net_archive_read(const char *spec, const char *from, size_t max_message,
+		     atomic_int *stop, net_msg_fn fn, void *arg, char **next,
+		     struct net_res *res);
 
 #endif

@@ -1,0 +1,243 @@
+/*
+ * A local archive as a view's source (net -> cache index -> cache):
+ * import what the archive gained since the last import, index it, then
+ * search the index with the view's query.
+ *
+ * Each archive's messages are kept by an internal view of its own (named
+ * "\001source SPEC", never listed), so the store's reference counts hold
+ * them while any view or the archive needs them, and its position (where
+ * the next import resumes, net_archive_read) is a file of that view,
+ * written only after the messages and the index are committed: a crash
+ * imports again what it had not recorded, which is harmless (blob ids).
+ * Imports of one archive run one at a time; searches run at once.
+ */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cache/index.h"
+#include "fs/log.h"
+#include "fs/views-private.h"
+#include "net/net.h"
+#include "query/query.h"
+
+#define POSITION "position"
+
+struct local {
+	struct local *next;
+	char *spec;
+	cache_index_t *idx;
+	pthread_mutex_t import; /* one import of this archive at a time */
+};
+
+int view_is_local(const char *src)
+{
+	return strncmp(src, "http://", 7) && strncmp(src, "https://", 8);
+}
+
+int views_is_internal(const char *name)
+{
+	return name[0] == '\001';
+}
+
+static int open_local(views_t *v, const char *spec, struct local **out, char *why,
+		      size_t whylen)
+{
+	unsigned char h[EVP_MAX_MD_SIZE];
+	char dir[4096], hex[17];
+	struct local *l = NULL;
+	int err = 0, i;
+
+	pthread_mutex_lock(&v->lock);
+	for (l = v->locals; l; l = l->next)
+		if (!strcmp(l->spec, spec))
+			break;
+	if (l) {
+		pthread_mutex_unlock(&v->lock);
+		*out = l;
+		return 0;
+	}
+	/* the directory is named for the source, not by it: never a path
+	 * made of what a user or a server wrote */
+	EVP_Digest(spec, strlen(spec), h, NULL, EVP_sha256(), NULL);
+	for (i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	snprintf(dir, sizeof(dir), "%s/index", v->o.cache_dir);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = errno;
+		snprintf(why, whylen, "cannot make the index directory: %s", strerror(err));
+		goto out;
+	}
+	snprintf(dir, sizeof(dir), "%s/index/%s", v->o.cache_dir, hex);
+	if (!(l = calloc(1, sizeof(*l))) || !(l->spec = strdup(spec))) {
+		err = ENOMEM;
+		goto out;
+	}
+	if ((err = cache_index_open(dir, &l->idx, why, whylen)))
+		goto out;
+	pthread_mutex_init(&l->import, NULL);
+	l->next = v->locals;
+	v->locals = l;
+	*out = l;
+	l = NULL;
+out:
+	if (l) {
+		free(l->spec);
+		free(l);
+	}
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
+void view_local_close(views_t *v)
+{
+	struct local *l, *next;
+
+	for (l = v->locals; l; l = next) {
+		next = l->next;
+		cache_index_close(l->idx);
+		pthread_mutex_destroy(&l->import);
+		free(l->spec);
+		free(l);
+	}
+	v->locals = NULL;
+}
+
+struct importer {
+	struct local *l;
+	cache_batch_t *batch;
+	atomic_ulong *progress;
+	uint64_t indexed;
+	char why[300];
+};
+
+static int import_msg(void *arg, const char *raw, size_t len)
+{
+	struct importer *im = arg;
+	unsigned char oid[CACHE_OID_LEN];
+	int added = 0, err;
+
+	cache_oid(raw, len, oid);
+	if (im->progress)
+		atomic_fetch_add(im->progress, 1);
+	if ((err = cache_index_add(im->l->idx, oid, raw, len, &added, im->why, sizeof(im->why)))) {
+		if (err != EINVAL)
+			return err;
+		added = 1;      /* unparseable: stored all the same, never found */
+	}
+	if (added == 2)
+		return 0;       /* a duplicate Message-ID: public-inbox leaves it out */
+	im->indexed += added == 1;
+	return cache_batch_add(im->batch, raw, len);
+}
+
+/* bring the index up to date with the archive */
+static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res)
+{
+	struct importer im = { .l = l, .progress = progress };
+	struct cache_view sv = { 0 };
+	char *name = NULL, *pos = NULL, *next = NULL;
+	size_t plen = 0;
+	int err, e2;
+
+	if (asprintf(&name, "\001source %s", l->spec) < 0)
+		return ENOMEM;
+	pthread_mutex_lock(&l->import);
+	err = cache_view_get(v->cache, name, &sv);
+	if (err == ENOENT && !(err = cache_view_create(v->cache, name, l->spec, NULL)))
+		err = cache_view_get(v->cache, name, &sv);
+	if (err)
+		goto out;
+	if ((e2 = cache_file_read(v->cache, sv.id, POSITION, &pos, &plen)) || !pos) {
+		free(pos);
+		pos = NULL;
+	} else {
+		char *t = realloc(pos, plen + 1);
+
+		if (!t) {
+			err = ENOMEM;
+			goto out;
+		}
+		pos = t;
+		pos[plen] = '\0';
+	}
+	if ((err = cache_batch_new(v->cache, sv.id, 1, 0, 0, CACHE_DEDUPE_NONE, &im.batch)))
+		goto out;
+	err = net_archive_read(l->spec, pos ? pos : "", v->o.max_message, &v->stop, import_msg,
+			       &im, &next, res);
+	/* keep whole messages that came, even from a read that failed */
+	e2 = cache_batch_flush(im.batch);
+	if (!err)
+		err = e2;
+	e2 = cache_index_commit(l->idx, im.why, sizeof(im.why));
+	if (!err)
+		err = e2;
+	if (!err && next)
+		err = cache_file_put(v->cache, sv.id, POSITION, next, strlen(next));
+	if (err && !res->error[0]) {
+		const char *why = im.why[0] ? im.why : err == ENOSPC ?
+			"the cache is full (raise -o map_size)" : strerror(err);
+		size_t n = strlen(why);
+
+		if (n >= sizeof(res->error))
+			n = sizeof(res->error) - 1;
+		memcpy(res->error, why, n);
+		res->error[n] = '\0';
+	}
+	if (im.indexed)
+		log_debug("import of %s: %llu new", l->spec, (unsigned long long)im.indexed);
+out:
+	pthread_mutex_unlock(&l->import);
+	cache_batch_free(im.batch);
+	cache_view_release(&sv);
+	free(name);
+	free(pos);
+	free(next);
+	return err;
+}
+
+struct hits {
+	cache_batch_t *batch;
+	size_t n;
+};
+
+static int add_hit(void *arg, const unsigned char *oid)
+{
+	struct hits *h = arg;
+	int err = cache_batch_add_stored(h->batch, oid);
+
+	if (err == ENOENT)
+		return 0;       /* indexed, but its import did not commit: next time */
+	h->n++;
+	return err;
+}
+
+int view_local_search(views_t *v, const char *spec, const char *query, cache_batch_t *batch,
+		      atomic_ulong *progress, struct net_res *res)
+{
+	struct hits h = { .batch = batch };
+	struct local *l = NULL;
+	char *q = NULL, dates[4096];
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))))
+		return err;
+	if ((err = import(v, l, progress, res)))
+		return err;
+	memset(res, 0, sizeof(*res));
+	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
+	if ((err = query_git_dir(dates)) ||
+	    (err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
+		goto out;
+	err = cache_index_search(l->idx, q, add_hit, &h, res->error, sizeof(res->error));
+	res->messages = h.n;
+out:
+	if (err && !res->error[0])
+		snprintf(res->error, sizeof(res->error), "%s", strerror(err));
+	free(q);
+	return err;
+}
