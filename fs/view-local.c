@@ -135,7 +135,8 @@ static int import_msg(void *arg, const char *raw, size_t len)
 }
 
 /* bring the index up to date with the archive */
-static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res)
+static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res,
+		  uint64_t *imported)
 {
 	struct importer im = { .l = l, .progress = progress };
 	struct cache_view sv = { 0 };
@@ -187,8 +188,9 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 		memcpy(res->error, why, n);
 		res->error[n] = '\0';
 	}
-	if (im.indexed)
-		log_debug("import of %s: %llu new", l->spec, (unsigned long long)im.indexed);
+	*imported = im.indexed;
+	log_debug("import of %s from \"%s\": %zu read, %llu new, now at \"%s\"", l->spec,
+		  pos ? pos : "", res->messages, (unsigned long long)im.indexed, next ? next : "");
 out:
 	pthread_mutex_unlock(&l->import);
 	cache_batch_free(im.batch);
@@ -216,8 +218,9 @@ static int add_hit(void *arg, const unsigned char *oid)
 }
 
 int view_local_search(views_t *v, const char *spec, const char *query, cache_batch_t *batch,
-		      atomic_ulong *progress, struct net_res *res)
+		      atomic_ulong *progress, struct net_res *res, uint64_t *imported)
 {
+	size_t read_bytes;
 	struct hits h = { .batch = batch };
 	struct local *l = NULL;
 	char *q = NULL, dates[4096];
@@ -226,9 +229,12 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	memset(res, 0, sizeof(*res));
 	if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))))
 		return err;
-	if ((err = import(v, l, progress, res)))
+	*imported = 0;
+	if ((err = import(v, l, progress, res, imported)))
 		return err;
+	read_bytes = res->bytes;
 	memset(res, 0, sizeof(*res));
+	res->bytes = read_bytes;
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
 	if ((err = query_git_dir(dates)) ||
 	    (err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))

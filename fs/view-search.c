@@ -39,6 +39,7 @@ struct run {
 	int threads;
 	cache_batch_t *batch;
 	struct net_res res;
+	uint64_t imported;      /* local: new in the archive */
 	int err;
 };
 
@@ -61,7 +62,7 @@ static void *run_source(void *arg)
 		 * skipped cheaply */
 		log_debug("search %s q=%s", r->url, r->full_q);
 		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
-					   &r->res);
+					   &r->res, &r->imported);
 	} else {
 		url_shown(r->url, shown, sizeof(shown));
 		log_debug("search %s q=%s", shown, r->q);
@@ -156,6 +157,8 @@ void view_search(views_t *v, struct live *l)
 		src[i].url = strdup(r->url);
 		src[i].msgs = r->res.messages;
 		src[i].bytes = r->res.bytes;
+		src[i].local = view_is_local(r->url);
+		src[i].imported = r->imported;
 		if (r->err) {
 			size_t len = strlen(err_text), room = sizeof(err_text) - 1 - len;
 			char shown[256], piece[600];

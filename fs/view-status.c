@@ -47,6 +47,8 @@ static struct src_state *copy_src(struct src_state *src, int *n, const struct sr
 	v[*n].failed = st->failed;
 	v[*n].msgs = st->msgs;
 	v[*n].bytes = st->bytes;
+	v[*n].local = st->local;
+	v[*n].imported = st->imported;
 	(*n)++;
 	return v;
 }
@@ -151,6 +153,10 @@ int views_status(views_t *v, const char *name, char **out)
 		print_url(f, set.sources[i]);
 		if (st && st->failed)
 			fprintf(f, ": failed: %s", st->error);
+		else if (st && st->local)
+			fprintf(f, ": ok, %llu messages, %llu new in the archive (%llu bytes read)",
+				(unsigned long long)st->msgs, (unsigned long long)st->imported,
+				(unsigned long long)st->bytes);
 		else if (st)
 			fprintf(f, ": ok, %llu messages, %llu bytes", (unsigned long long)st->msgs,
 				(unsigned long long)st->bytes);

@@ -17,6 +17,8 @@
 struct src_state {
 	char *url;
 	int failed;
+	int local;              /* an archive: msgs are hits, bytes were read */
+	uint64_t imported;      /* local: messages new in the archive */
 	uint64_t msgs, bytes;
 	char error[300];
 };
@@ -70,7 +72,8 @@ void view_search(views_t *v, struct live *l);
 struct net_res;
 int view_is_local(const char *src);
 int view_local_search(views_t *v, const char *spec, const char *query,
-		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res);
+		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
+		      uint64_t *imported);
 void view_local_close(views_t *v);
 
 #endif

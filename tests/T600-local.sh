@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Local archives and the query language: views over a public-inbox v2
+# inbox, an mbox and a maildir on disk, searched by leifs's own Xapian index,
+# must answer as public-inbox-httpd does over the same mail (the same blob
+# ids), across every prefix, date forms, sizes and the boolean forms.  Then
+# the same on a real slice of ../shared/corpus, when it is there.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-gen.sh"
+. "$TEST_DIR/lib-conform.sh"
+
+test_expect_success 'the generated archive is served' 'gen_server'
+RTC="http://127.0.0.1:$PI_PORT/linux-rtc/"
+WD="http://127.0.0.1:$PI_PORT/linux-watchdog/"
+MAIL="$GEN_WORK/mail"
+
+# facts of the generated mail for the exact prefixes: a patch, its blob
+# ids, its patch id and Message-ID
+P=$(grep -l '^diff --git' "$MAIL"/linux-rtc/*.eml | head -1)
+PRE=$(sed -n 's/^index \([0-9a-f]*\)\.\.\([0-9a-f]*\).*/\1/p' "$P" | head -1)
+POST=$(sed -n 's/^index \([0-9a-f]*\)\.\.\([0-9a-f]*\).*/\2/p' "$P" | head -1)
+PID=$(git patch-id --stable <"$P" | cut -c1-40)
+MID=$(sed -n 's/^Message-ID: <\(.*\)>$/\1/p' "$P" | head -1)
+FN=$(sed -n 's/^diff --git a\/\([^ ]*\) .*/\1/p' "$P" | head -1)
+D60=$(date -u -d '60 days ago' +%Y%m%d)
+D30=$(date -u -d '30 days ago' +%Y-%m-%d)
+DT1=$(date -u -d '45 days ago' +%Y%m%d%H%M%S)
+DT2=$(date -u -d '20 days ago' +%Y%m%d%H%M%S)
+RT1=$(date -u -d '50 days ago' +%s)
+
+M="$TRASH/mnt"
+test_expect_success 'leifs mounts a v2 inbox with no network source' '
+	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache"
+'
+n=0
+while IFS= read -r q; do
+	n=$((n + 1))
+	test_expect_success "v2 inbox, same as public-inbox-httpd: $q" '
+		conform "$M" "$RTC" "$q" && [ "$(cat "$TRASH/last-count")" -gt 0 ]'
+done <<EOQ
+s:rtc
+s:"drop unused"
+s:pcf8563 AND s:probe
+f:belloni
+f:alexandre.belloni@bootlin.com
+t:belloni
+c:xiaoming.zhou@example.cn
+a:roeck
+tc:wim
+tcf:kozlowski
+l:linux-rtc.vger.kernel.org
+m:$MID
+mid:$MID
+n:config
+b:oscillator
+bs:regression
+nq:century
+q:century
+dfn:$FN
+dfn:interface.c
+dfa:TIMER_EN
+dfb:IRQ_EN
+dfhh:rtc_read_time
+dfctx:rtc_hw
+dfpre:$PRE
+dfpost:$POST
+dfblob:$PRE
+dfblob:$POST
+patchid:$PID
+d:$D60..
+d:..$D60
+d:$D30..
+d:60.days.ago..30.days.ago
+d:2.months.ago..
+dt:$DT1..$DT2
+rt:$RT1..
+rt:6.weeks.ago..
+rt:..3.weeks.ago
+z:1..3000
+z:2000..
+s:rtc AND NOT s:watchdog
+s:rtc OR s:watchdog
+(s:rtc OR s:floppy) AND f:belloni
+s:rtc -f:belloni
+pcf8563
+alarms
+"rtc_read_time"
+"interrupt probe"
+s:rtc*
+dfhh:pcf8563_*
+dfn:drivers/rtc/*
+(dfn:drivers/block/floppy.c OR dfhh:floppy_* OR s:floppy OR ((nq:bug OR nq:regression) AND nq:floppy)) AND d:3.months.ago..
+EOQ
+
+test_expect_success 'the battery has 40 queries or more' '[ $n -ge 40 ]'
+
+test_expect_success 'a malformed query is refused at mkdir with EINVAL' '
+	! mkdir "$M/queries/s:(rtc" 2>err &&
+	grep -q "Invalid argument" err
+'
+
+test_expect_success 'the index answers without the network: no server was asked' '
+	! grep -q "127.0.0.1:$PI_PORT" "$TRASH/leifs.log"
+'
+
+# an mbox (mboxrd, the inbox's messages in order) as a source
+python3 - "$PI_WORK/linux-watchdog/git/0.git" >"$TRASH/wd.mbox" <<'EOPY'
+import re, subprocess, sys
+git = ['git', '--git-dir', sys.argv[1]]
+revs = subprocess.run(git + ['rev-list', '--reverse', 'HEAD'], check=True,
+                      capture_output=True).stdout.split()
+out = sys.stdout.buffer
+for rev in revs:
+    data = subprocess.run(git + ['cat-file', 'blob', rev + b':m'],
+                          capture_output=True).stdout
+    if not data:
+        continue
+    out.write(b'From mboxrd@z Thu Jan  1 00:00:00 1970\n')
+    out.write(re.sub(rb'(?m)^(>*From )', rb'>\1', data))
+    out.write(b'\n' if data.endswith(b'\n') else b'\n\n')
+EOPY
+M2="$TRASH/mnt2"
+test_expect_success 'leifs mounts an mbox source' '
+	leifs_mount "$M2" -o "source=mboxrd:$TRASH/wd.mbox,cache=$TRASH/cache2"
+'
+while IFS= read -r q; do
+	test_expect_success "mbox, same as public-inbox-httpd: $q" '
+		conform "$M2" "$WD" "$q" && [ "$(cat "$TRASH/last-count")" -gt 0 ]'
+done <<EOQ
+s:watchdog
+f:roeck AND s:PATCH
+dfn:drivers/watchdog/imx2_wdt.c
+dfhh:imx2_wdt_*
+nq:nowayout OR q:nowayout
+d:$D60..
+l:linux-watchdog.vger.kernel.org AND NOT s:rtc
+EOQ
+
+test_expect_success 'an mbox that grew: only the new message is read' '
+	v="$M2/queries/s:watchdog" &&
+	before=$(ls "$v/cur" "$v/new" | grep -c leifs) &&
+	f=$(ls "$MAIL"/linux-watchdog/*.eml | head -1) &&
+	{ echo "From mboxrd@z Thu Jan  1 00:00:00 1970"; sed -e "s/^Message-ID: <.*>/Message-ID: <grown-1@leifs.test>/" \
+		-e "s/^Subject: .*/Subject: watchdog: grown mbox/" "$f"; echo; } >>"$TRASH/wd.mbox" &&
+	touch "$v/.refresh" &&
+	test_wait_for 10 "ls \"$v/new\" | grep -q leifs" &&
+	after=$(ls "$v/cur" "$v/new" | grep -c leifs) &&
+	[ "$after" -eq $((before + 1)) ] &&
+	grep -q "grown mbox" "$v"/new/* &&
+	grep -q "^source: mboxrd:$TRASH/wd.mbox: ok, $after messages, 1 new in the archive" "$v/.status"
+'
+
+# a maildir of the rtc mail as delivered: which copy of a message
+# delivered twice comes first is up to readdir, so Message-IDs are compared
+mkdir -p "$TRASH/md/cur" "$TRASH/md/new" "$TRASH/md/tmp"
+i=0
+for f in "$MAIL"/linux-rtc/*.eml; do
+	i=$((i + 1)); cp "$f" "$TRASH/md/cur/$i.leifs-test:2,S"
+done
+M3="$TRASH/mnt3"
+test_expect_success 'leifs mounts a maildir source' '
+	leifs_mount "$M3" -o "source=$TRASH/md,cache=$TRASH/cache3"
+'
+mids() { grep -h -i '^message-id:' "$@" | tr 'A-Z' 'a-z' | sort -u; }
+while IFS= read -r q; do
+	test_expect_success "maildir, same Message-IDs as public-inbox-httpd: $q" '
+		name=$(printf "%s" "$q" | sed -e "s#/#%2F#g") &&
+		mkdir "$M3/queries/$name" && ls "$M3/queries/$name/cur" >/dev/null &&
+		mids "$M3/queries/$name"/cur/* >leifs.mids &&
+		curl -s -X POST -G --data-urlencode "q=$q" -d x=m "$RTC" | gzip -dc >srv.mbox &&
+		mids srv.mbox >srv.mids && [ -s srv.mids ] && test_cmp srv.mids leifs.mids'
+done <<EOQ
+s:rtc AND dfn:interface.c
+f:belloni
+nq:regression AND d:$D60..
+EOQ
+
+test_expect_success 'views and index survive a remount; nothing is imported twice' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache" &&
+	view_oids "$M/queries/s:rtc" >before &&
+	touch "$M/queries/s:rtc/.refresh" && sleep 1 &&
+	view_oids "$M/queries/s:rtc" >after && test_cmp before after &&
+	grep -q "^source: $PI_WORK/linux-rtc: ok" "$M/queries/s:rtc/.status"
+'
+
+# ---- the real corpus slice ----
+PISERVE="$SHARED_DIR/corpus/pi-serve"
+if [ ! -x "$PISERVE" ]; then
+	test_skip 'conformance on the real corpus slice' "no $SHARED_DIR/corpus here"
+	test_done
+	exit
+fi
+W="$TEST_DIR/.corpus-cache/n2000"
+PORT=$(free_port)
+test_expect_success 'pi-serve -n 2000 serves the corpus slice' '
+	mkdir -p "$W" && "$PISERVE" -n 2000 -p "$PORT" "$W" >url &&
+	test_atexit "kill \$(cat $W/httpd.pid) 2>/dev/null"
+'
+"$SHARED_DIR/corpus/to-mbox" -n 2000 "$SHARED_DIR/corpus/linux-watchdog.git" >"$TRASH/corpus-wd.mbox"
+M4="$TRASH/mnt4"
+test_expect_success 'leifs mounts the slice: a v2 inbox and an mbox' '
+	leifs_mount "$M4" -o "source=$W/linux-rtc,cache=$TRASH/cache4" &&
+	leifs_mount "$M4-wd" -o "source=mboxrd:$TRASH/corpus-wd.mbox,cache=$TRASH/cache5"
+'
+while IFS= read -r q; do
+	test_expect_success "corpus linux-rtc (v2), same as public-inbox-httpd: $q" '
+		conform "$M4" "http://127.0.0.1:$PORT/linux-rtc/" "$q" &&
+		[ "$(cat "$TRASH/last-count")" -gt 0 ]'
+done <<'EOQ'
+dfn:drivers/rtc/rtc-pcf8563.c
+f:belloni AND s:PATCH
+dfhh:ds1307_*
+nq:regression
+b:"Reviewed-by"
+q:"Signed-off-by"
+bs:alarm AND NOT s:alarm
+tc:linux-rtc AND c:linux-kernel
+d:20190501..20190601
+dt:20190601000000..20190615000000
+z:20000..
+s:"[PATCH v2" OR s:"[PATCH v3"
+dfb:devm_* AND s:rtc
+n:*.patch
+EOQ
+test_expect_success 'a wildcard of over 100 terms fails as public-inbox fails it' '
+	mkdir "$M4/queries/dfa:rtc_*" && ls "$M4/queries/dfa:rtc_*/cur" >/dev/null &&
+	grep -q "^error: .*Wildcard XDFArtc_\* expands to more than 100 terms" "$M4/queries/dfa:rtc_*/.status" &&
+	! curl -sf -X POST -G --data-urlencode "q=dfa:rtc_*" -d x=m "http://127.0.0.1:$PORT/linux-rtc/" >/dev/null
+'
+while IFS= read -r q; do
+	test_expect_success "corpus linux-watchdog (mbox), same as public-inbox-httpd: $q" '
+		conform "$M4-wd" "http://127.0.0.1:$PORT/linux-watchdog/" "$q" &&
+		[ "$(cat "$TRASH/last-count")" -gt 0 ]'
+done <<'EOQ'
+s:watchdog AND f:roeck
+(dfn:drivers/watchdog/watchdog_dev.c OR dfhh:watchdog_* OR s:watchdog_dev OR ((nq:bug OR nq:regression) AND nq:watchdog))
+dfctx:watchdog_register_device
+l:linux-watchdog.vger.kernel.org
+EOQ
+test_done
