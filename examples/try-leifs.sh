@@ -1,55 +1,40 @@
 #!/usr/bin/env bash
-# try-leifs.sh: on a fresh Debian 12 machine, install what leifs needs, build
-# it, serve a generated sample archive with a real public-inbox-httpd on
-# 127.0.0.1 (no network needed), mount leifs over it and make a few views.
+# try-leifs.sh: build leifs, make a sample archive of generated kernel patch
+# mail, and mount leifs over it: no network, no server.  A few views show
+# the query language, one per family of prefixes, the floppy maintainer's
+# query among them.
 #
-#   sudo examples/try-leifs.sh [MOUNTPOINT]     (default: ~/lore)
+#   examples/try-leifs.sh [MOUNTPOINT]          (default: ~/lore)
 #
-# Unmount with: fusermount3 -u MOUNTPOINT; stop the server with
-#   kill "$(cat ~/.cache/leifs-sample/httpd.pid)"
+# Run as root on a fresh Debian 12 machine, it installs the build
+# dependencies first.  Unmount with: fusermount3 -u MOUNTPOINT
 # To search lore.kernel.org instead, mount with no source option:
 #   ./leifs ~/lore
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mnt=${1:-$HOME/lore}
 work=${XDG_CACHE_HOME:-$HOME/.cache}/leifs-sample
-port=${PORT:-18080}
 
-if [ "$(id -u)" = 0 ]; then
+if [ "$(id -u)" = 0 ] && ! pkg-config --exists fuse3 gmime-3.0 lmdb 2>/dev/null; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends build-essential pkg-config \
 		ca-certificates git curl python3 fuse3 libfuse3-dev libgmime-3.0-dev \
-		libcurl4-openssl-dev libssl-dev liblmdb-dev zlib1g-dev libxapian-dev \
-		public-inbox
+		libcurl4-openssl-dev libssl-dev liblmdb-dev zlib1g-dev libxapian-dev
 fi
-make -C "$here" -s
-
-# the test harness's own functions build and serve the archive
-TEST_DIR="$here/tests" TRASH="$work"
-test_atexit() { :; }
-test_wait_for() {
-	local t=$1 i=0; shift
-	while ! eval "$*"; do i=$((i + 1)); [ $i -lt $((t * 10)) ] || return 1; sleep 0.1; done
-}
-. "$here/tests/lib-pi.sh"
-if [ ! -e "$work/.built" ]; then
-	rm -rf "$work" && mkdir -p "$work"
-	python3 "$here/tests/gen-mail.py" -n 120 "$work/mail"
-	pi_build "$work/pi" "$work/mail"
-	touch "$work/.built"
-fi
-pi_stop "$work"
-pi_start "$work/pi" "$port" "$work"
-url="http://127.0.0.1:$port/all/"
-echo "public-inbox-httpd: $url"
+make -C "$here" -s leifs
+[ -s "$work/linux-rtc.mbox" ] || "$here/examples/sample-archive.sh" "$work" >/dev/null
 
 mkdir -p "$mnt"
 mountpoint -q "$mnt" && fusermount3 -u "$mnt"
-"$here/leifs" -o "source=$url" "$mnt"
-for q in 's:rtc' 'dfn:drivers%2Frtc%2Frtc-pcf8563.c' 'f:belloni' \
-	 '(dfn:drivers%2Fblock%2Ffloppy.c OR dfhh:floppy_* OR s:floppy OR ((nq:bug OR nq:regression) AND nq:floppy)) AND rt:1.month.ago..'; do
+"$here/leifs" -o "source=$work/linux-rtc.mbox,source=$work/linux-watchdog.mbox,cache=$work/cache" "$mnt"
+for q in \
+	's:rtc AND f:belloni' \
+	'dfn:drivers%2Frtc%2Frtc-pcf8563.c OR dfhh:pcf8563_*' \
+	'b:oscillator AND NOT q:oscillator' \
+	'd:2.weeks.ago..' \
+	'(dfn:drivers%2Fblock%2Ffloppy.c OR dfhh:floppy_* OR s:floppy OR ((nq:bug OR nq:regression) AND nq:floppy)) AND rt:1.month.ago..'; do
 	mkdir -p "$mnt/queries/$q"
 	printf '%5d  %s\n' "$(ls "$mnt/queries/$q/cur" | wc -l)" "$q"
 done
-echo "mounted at $mnt; try: mutt -f '$mnt/queries/s:rtc'"
+echo "mounted at $mnt; try: mutt -f '$mnt/queries/s:rtc AND f:belloni'"

@@ -61,8 +61,8 @@ static const struct fuse_opt leifs_opts[] = {
 	FUSE_OPT_END
 };
 
-/* a local archive named relative to where leifs was started: made
- * absolute, since the daemon runs in / */
+/* a local archive named relative to where leifs was started (or to ~/):
+ * made absolute, since the daemon runs in / */
 static char *absolute_source(const char *v)
 {
 	static const char *const typed[] = { "mboxrd:", "mboxo:", "maildir:", "v2:", "v1:" };
@@ -77,6 +77,11 @@ static char *absolute_source(const char *v)
 			path = v + strlen(typed[i]);
 			break;
 		}
+	if (!strncmp(path, "~/", 2) && getenv("HOME")) {
+		if (asprintf(&out, "%.*s%s/%s", (int)(path - v), v, getenv("HOME"), path + 2) < 0)
+			return NULL;
+		return out;
+	}
 	if (path[0] == '/' || !path[0] || !getcwd(cwd, sizeof(cwd)))
 		return strdup(v);
 	if (asprintf(&out, "%.*s%s/%s", (int)(path - v), v, cwd, path) < 0)
