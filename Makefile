@@ -73,7 +73,6 @@ install: leifs
 	install -m 644 fs/leifs.1 '$(DESTDIR)$(MANDIR)/man1/leifs.1'
 	install -m 644 README '$(DESTDIR)$(DOCDIR)/README'
 	install -m 644 examples/config examples/leifs.service examples/mbsyncrc '$(DESTDIR)$(DOCDIR)/examples/'
-	install -m 755 examples/sample-archive.sh examples/try-leifs.sh '$(DESTDIR)$(DOCDIR)/examples/'
 
 uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/leifs' '$(DESTDIR)$(MANDIR)/man1/leifs.1'
