@@ -1,0 +1,310 @@
+/*
+ * C-level tests of the local search: patch ids against git's own, the
+ * approxidate rewriting, the index (duplicates, empty query, wildcard
+ * limit) and incremental reads of mbox and maildir archives.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache/cache.h"
+#include "cache/cache-private.h"
+#include "cache/index.h"
+#include "net/net.h"
+#include "query/query.h"
+
+static int passed, failed;
+
+#define CHECK(expr) do { \
+	if (expr) { passed++; } else { failed++; \
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); } \
+} while (0)
+
+static char tmp[] = "/tmp/leifs-test-local.XXXXXX";
+
+static const char patch1[] =
+	"Fix the alarm.\n\nSigned-off-by: A <a@b>\n---\n"
+	" drivers/rtc/a.c | 2 +-\n\n"
+	"diff --git a/drivers/rtc/a.c b/drivers/rtc/a.c\n"
+	"index 1111111..2222222 100644\n"
+	"--- a/drivers/rtc/a.c\n+++ b/drivers/rtc/a.c\n"
+	"@@ -1,3 +1,3 @@ static int f(void)\n int a;\n-int b;\n+int  c;\n int d;\n"
+	"diff --git a/drivers/rtc/b.c b/drivers/rtc/b.c\n"
+	"index 3333333..4444444 100644\n"
+	"--- a/drivers/rtc/b.c\n+++ b/drivers/rtc/b.c\n"
+	"@@ -10,2 +10,2 @@\n-x\n+y\n\\ No newline at end of file\n"
+	"-- \n2.39.0\n";
+static const char patch2[] =     /* two patches: only the first counts */
+	"diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+	"some words between\n"
+	"diff --git a/y b/y\nindex 3..4 100644\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n";
+
+/* git patch-id --stable of text, or "" */
+static void git_patch_id(const char *text, char out[41])
+{
+	char path[256], cmd[400];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/patch", tmp);
+	if (!(f = fopen(path, "w")))
+		return;
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "git patch-id --stable <%s", path);
+	if (!(f = popen(cmd, "r")))
+		return;
+	if (fscanf(f, "%40s", out) != 1)
+		out[0] = '\0';
+	pclose(f);
+}
+
+static void test_patchid(void)
+{
+	const char *cases[] = { patch1, patch2 };
+	char mine[41], git[41];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		git_patch_id(cases[i], git);
+		CHECK(strlen(git) == 40);
+		CHECK(!cache_patch_id(cases[i], strlen(cases[i]), mine));
+		CHECK(!strcmp(mine, git));
+	}
+	CHECK(cache_patch_id("no patch here\n", 14, mine) == ENOENT);
+}
+
+static void test_approxidate(void)
+{
+	static const struct { const char *in, *out; } same[] = {
+		{ "d:20240102", "d:20240102..20240103" },
+		{ "d:20240102..20240105", "d:20240102..20240105" },
+		{ "d:2024-01-02..2024-01-05", "d:20240102..20240105" },
+		{ "(s:x OR d:2024-01-02..2024-01-05) AND f:y", "(s:x OR d:20240102..20240105) AND f:y" },
+		{ "dt:20240102030405..20240103000000", "dt:20240102030405..20240103000000" },
+		{ "dt:20240102030405", "dt:20240102030405..20240103030405" },
+		{ "rt:1704067200..", "rt:1704067200.." },
+		{ "s:\"d:2024-01-02\"", "s:\"d:2024-01-02\"" },
+		{ "bad:2024-01-02 nod:x", "bad:2024-01-02 nod:x" },
+		{ "s:rtc", "s:rtc" },
+	};
+	char dir[300], why[256];
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/dates.git", tmp);
+	CHECK(!query_git_dir(dir));
+	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		char *out = NULL;
+
+		CHECK(!query_approxidate(same[i].in, dir, &out, why, sizeof(why)));
+		CHECK(out && !strcmp(out, same[i].out));
+		if (out && strcmp(out, same[i].out))
+			fprintf(stderr, "  %s -> %s\n", same[i].in, out);
+		free(out);
+	}
+	{
+		char *out = NULL;
+		long long a = 0, b = 0;
+
+		/* approxidate: a range of two times, dt: from d: */
+		CHECK(!query_approxidate("d:2.weeks.ago..1.week.ago", dir, &out, why, sizeof(why)));
+		CHECK(out && sscanf(out, "dt:%14lld..%14lld", &a, &b) == 2 && a < b);
+		free(out);
+		CHECK(!query_approxidate("rt:2.days.ago..", dir, &out, why, sizeof(why)));
+		CHECK(out && sscanf(out, "rt:%lld..", &a) == 1 && a > 1700000000);
+		free(out);
+	}
+}
+
+static const char msg_a[] =
+	"From: Ann <ann@example.org>\nTo: list@example.org\nSubject: rtc: fix alarm\n"
+	"Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <a@x>\n"
+	"List-Id: <linux-rtc.vger.kernel.org>\n\nThe alarm fires late.\n> quoted words\n";
+static const char msg_a2[] =     /* another copy of <a@x>: left out */
+	"Received: by x; Tue, 02 Jan 2024 10:00:01 +0000\n"
+	"From: Ann <ann@example.org>\nTo: list@example.org\nSubject: rtc: fix alarm\n"
+	"Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <a@x>\n\nThe alarm fires late.\n";
+static const char msg_b[] =
+	"From: Bob <bob@example.org>\nSubject: Re: rtc: fix alarm\n"
+	"Date: Wed, 03 Jan 2024 10:00:00 +0000\nMessage-ID: <b@x>\n\n> The alarm fires late.\nTrue.\n";
+
+struct hits {
+	int n;
+	unsigned char oid[4][CACHE_OID_LEN];
+};
+
+static int hit(void *arg, const unsigned char *oid)
+{
+	struct hits *h = arg;
+
+	if (h->n < 4)
+		memcpy(h->oid[h->n], oid, CACHE_OID_LEN);
+	h->n++;
+	return 0;
+}
+
+static int search(cache_index_t *x, const char *q)
+{
+	struct hits h = { 0 };
+	char why[256];
+
+	if (cache_index_search(x, q, hit, &h, why, sizeof(why)))
+		return -1;
+	return h.n;
+}
+
+static void test_index(void)
+{
+	cache_index_t *x = NULL;
+	unsigned char oid[CACHE_OID_LEN];
+	char dir[300], why[256];
+	int added = -1, i;
+
+	snprintf(dir, sizeof(dir), "%s/index", tmp);
+	CHECK(!cache_index_open(dir, &x, why, sizeof(why)));
+	if (!x)
+		return;
+	cache_oid(msg_a, strlen(msg_a), oid);
+	CHECK(!cache_index_add(x, oid, msg_a, strlen(msg_a), &added, why, sizeof(why)) && added == 1);
+	CHECK(!cache_index_add(x, oid, msg_a, strlen(msg_a), &added, why, sizeof(why)) && added == 0);
+	cache_oid(msg_a2, strlen(msg_a2), oid);
+	CHECK(!cache_index_add(x, oid, msg_a2, strlen(msg_a2), &added, why, sizeof(why)) && added == 2);
+	cache_oid(msg_b, strlen(msg_b), oid);
+	CHECK(!cache_index_add(x, oid, msg_b, strlen(msg_b), &added, why, sizeof(why)) && added == 1);
+	CHECK(!cache_index_commit(x, why, sizeof(why)));
+	CHECK(cache_index_count(x) == 2);
+	CHECK(search(x, "s:alarm") == 2);
+	CHECK(search(x, "nq:late") == 1);      /* b quotes it */
+	CHECK(search(x, "q:late") == 1);
+	CHECK(search(x, "f:bob") == 1);
+	CHECK(search(x, "mid:a@x") == 1);
+	CHECK(search(x, "l:linux-rtc.vger.kernel.org") == 1);
+	CHECK(search(x, "d:20240103..") == 1);
+	CHECK(search(x, "") == 2);             /* every message, as Mbox.pm */
+	CHECK(search(x, "s:nothing") == 0);
+	cache_index_close(x);
+	/* reopened: what was committed is there; a second writer is refused */
+	CHECK(!cache_index_open(dir, &x, why, sizeof(why)));
+	if (x) {
+		cache_index_t *y = NULL;
+
+		CHECK(cache_index_open(dir, &y, why, sizeof(why)) == EAGAIN);
+		CHECK(search(x, "alarm") == 2);
+		/* 101 words under one prefix: over the wildcard limit */
+		for (i = 0; i < 101; i++) {
+			char m[300];
+
+			snprintf(m, sizeof(m), "From: w@x\nSubject: wild%03d\nMessage-ID: <w%d@x>\n\nx\n",
+				 i, i);
+			cache_oid(m, strlen(m), oid);
+			cache_index_add(x, oid, m, strlen(m), NULL, why, sizeof(why));
+		}
+		CHECK(search(x, "s:wild00*") == 10);
+		{
+			struct hits h = { 0 };
+
+			CHECK(cache_index_search(x, "s:wild*", hit, &h, why, sizeof(why)) == EINVAL);
+			CHECK(strstr(why, "Wildcard") != NULL);
+		}
+		cache_index_close(x);
+	}
+}
+
+struct got {
+	int n;
+	char last[256];
+};
+
+static int take(void *arg, const char *raw, size_t len)
+{
+	struct got *g = arg;
+
+	g->n++;
+	snprintf(g->last, sizeof(g->last), "%.*s", (int)len, raw);
+	return 0;
+}
+
+static void append(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "a");
+
+	if (f) {
+		fputs(s, f);
+		fclose(f);
+	}
+}
+
+static void test_archive(void)
+{
+	char path[300], spec[320], *pos = NULL, *next = NULL;
+	struct net_res res;
+	struct got g = { 0 };
+	int kind = -1;
+	const char *p;
+
+	snprintf(path, sizeof(path), "%s/a.mbox", tmp);
+	append(path, "From a@b Thu Jan  1 00:00:00 1970\nSubject: one\n\n>From here\n\n"
+		     "From a@b Thu Jan  1 00:00:00 1970\nSubject: two\n\n>>From there\n\n");
+	snprintf(spec, sizeof(spec), "mboxo:%s", path);
+	CHECK(!net_archive_kind(path, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MBOXRD);
+	CHECK(!net_archive_kind(spec, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MBOXO);
+	CHECK(net_archive_kind("relative.mbox", &kind, &p, res.error, sizeof(res.error)) == EINVAL);
+	CHECK(!net_archive_read(spec, "", 1 << 20, NULL, take, &g, &pos, &res));
+	CHECK(g.n == 2 && !strcmp(g.last, "Subject: two\n\n>>From there\n"));  /* mboxo */
+	/* nothing new: nothing read; then one more message: only it */
+	g.n = 0;
+	CHECK(!net_archive_read(path, pos, 1 << 20, NULL, take, &g, &next, &res) && g.n == 0);
+	free(next);
+	append(path, "From a@b Thu Jan  1 00:00:00 1970\nSubject: three\n\n>>From x\n\n");
+	CHECK(!net_archive_read(path, pos, 1 << 20, NULL, take, &g, &next, &res));
+	CHECK(g.n == 1 && !strcmp(g.last, "Subject: three\n\n>From x\n"));   /* mboxrd */
+	free(next);
+	/* a position that no longer starts a message: read from the start */
+	g.n = 0;
+	CHECK(!net_archive_read(path, "mbox 1 1 5", 1 << 20, NULL, take, &g, &next, &res));
+	CHECK(g.n == 3);
+	free(next);
+	free(pos);
+	pos = NULL;
+
+	/* a maildir: new files are read, old ones not */
+	snprintf(path, sizeof(path), "%s/md", tmp);
+	mkdir(path, 0700);
+	snprintf(spec, sizeof(spec), "%s/md/cur", tmp);
+	mkdir(spec, 0700);
+	snprintf(spec, sizeof(spec), "%s/md/new", tmp);
+	mkdir(spec, 0700);
+	snprintf(spec, sizeof(spec), "%s/md/cur/1:2,S", tmp);
+	append(spec, "Subject: m1\n\nbody\n");
+	g.n = 0;
+	CHECK(!net_archive_read(path, "", 1 << 20, NULL, take, &g, &pos, &res) && g.n == 1);
+	CHECK(!net_archive_kind(path, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MAILDIR);
+	g.n = 0;
+	CHECK(!net_archive_read(path, "maildir 4000000000", 1 << 20, NULL, take, &g, &next, &res) &&
+	      g.n == 0);
+	free(next);
+	free(pos);
+}
+
+int main(void)
+{
+	char cmd[100];
+
+	cache_mail_init();
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_patchid();
+	test_approxidate();
+	test_index();
+	test_archive();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", tmp);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
