@@ -597,7 +597,9 @@ static void test_settings(void)
 	CHECK(PARSE("[leifs]\ndedupe = bogus\n", &s) == EINVAL &&
 	      strstr(why, "line 2") && strstr(why, "leifs.dedupe"));
 	CHECK(PARSE("[leifs]\nlimit = -1\n", &s) == EINVAL);
-	CHECK(PARSE("[leifs]\nsource = /etc\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nsource = etc/mail.mbox\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nsource = mboxo:/srv/mail.mbox\n", &s) == 0 && s.nsources == 1);
+	settings_free(&s);
 	CHECK(PARSE("[leifs]\nsource\n", &s) == EINVAL);
 	CHECK(PARSE("[leifs]\nsource = \"http://a b/\"\n", &s) == EINVAL);
 	CHECK(PARSE("[view]\nlimit = 1\n", &s) == EINVAL &&
