@@ -226,7 +226,10 @@ static int printable_utf8(const char *p, size_t n)
 }
 
 /* msg_part_text: the decoded text of a leaf, NULL if it has none (HTML,
- * binary); CRLF made LF */
+ * binary).  Line ends stay as they are, except that a quoted-printable
+ * body gets CRLF for every LF, as Eml's dec_qp gives it: public-inbox then
+ * reads a blank line of a patch as "\r", which ends the diff, and leifs
+ * must do the same to find the same messages. */
 static char *part_text(GMimeObject *o, size_t *len)
 {
 	GMimeContentType *ct = g_mime_object_get_content_type(o);
@@ -236,13 +239,16 @@ static char *part_text(GMimeObject *o, size_t *len)
 	GByteArray *body;
 	char *s = NULL;
 	gsize w = 0;
-	size_t i, o2;
+	size_t i, lf = 0;
+	int qp;
 
 	if (!GMIME_IS_PART(o))
 		return NULL;
 	if (!g_ascii_strcasecmp(sub, "html") || !g_ascii_strcasecmp(sub, "xhtml"))
 		return NULL;
 	body = cache_part_body(GMIME_PART(o));
+	qp = g_mime_part_get_content_encoding(GMIME_PART(o)) ==
+	     GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
 	if (!g_ascii_strcasecmp(type, "text") ||
 	    (!g_ascii_strcasecmp(type, "multipart") && !g_ascii_strcasecmp(sub, "mixed"))) {
 		if (!cs && ascii_only(body->data, body->len)) {
@@ -268,13 +274,26 @@ static char *part_text(GMimeObject *o, size_t *len)
 	g_byte_array_unref(body);
 	if (!s)
 		return NULL;
-	for (i = 0, o2 = 0; i < w; i++) {
-		if (s[i] == '\r' && i + 1 < w && s[i + 1] == '\n')
-			continue;
-		s[o2++] = s[i];
+	if (qp) {       /* s/\n/\r\n/sg */
+		char *t, *q;
+
+		for (i = 0; i < w; i++)
+			lf += s[i] == '\n';
+		if (!(t = g_malloc(w + lf + 1))) {
+			g_free(s);
+			return NULL;
+		}
+		for (i = 0, q = t; i < w; i++) {
+			if (s[i] == '\n')
+				*q++ = '\r';
+			*q++ = s[i];
+		}
+		*q = '\0';
+		g_free(s);
+		s = t;
+		w += lf;
 	}
-	s[o2] = '\0';
-	*len = o2;
+	*len = w;
 	return s;
 }
 
