@@ -21,7 +21,7 @@ extern "C" {
 /* the document's own key: not a prefix any query can name */
 #define OID_TERM "XOID"
 /* uncommitted documents before the index commits by itself (memory bound) */
-#define AUTOCOMMIT 2000
+#define AUTOCOMMIT 500
 
 struct cache_index {
 	std::mutex lock;
