@@ -4,6 +4,7 @@
 
 #include <gmime/gmime.h>
 #include <lmdb.h>
+#include <stdatomic.h>
 
 #include "cache/cache.h"
 
@@ -18,6 +19,7 @@ struct cache {
 	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
 	MDB_dbi marks;  /* view id + source URL -> int64_t: per-source bookmark */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
+	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
 };
 

@@ -60,5 +60,9 @@ int cache_msg_get(cache_t *c, const unsigned char *oid, char **raw, size_t *len)
 	}
 	memcpy(*raw, (const char *)d.mv_data + sizeof(struct msg_rec), *len);
 	mdb_txn_abort(txn);
+	/* whole messages read one after another (indexing, local hits):
+	 * keep the resident set flat, as batch lookups do */
+	if (atomic_fetch_add(&c->gets, 1) % DROP_EVERY == DROP_EVERY - 1)
+		cache_drop_mappings(c);
 	return 0;
 }

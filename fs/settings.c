@@ -101,6 +101,8 @@ int settings_source_ok(const char *v)
 
 	if (!v)
 		return 0;
+	if (!strncmp(v, "cache:", 6))   /* mail fetched from a URL, indexed */
+		v += 6;
 	if (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) {
 		for (p = v; *p; p++)
 			if (*p <= ' ' || *p > '~')

@@ -10,6 +10,12 @@
  * written only after the messages and the index are committed: a crash
  * imports again what it had not recorded, which is harmless (blob ids).
  * Imports of one archive run one at a time; searches run at once.
+ *
+ * Mail that remote sources send is indexed as well, by a background
+ * thread, into an index per URL: source "cache:URL" searches it, with no
+ * network (a view over what the cache holds, for when one is offline).
+ * What is still queued at unmount is not indexed; it is when it comes
+ * again.
  */
 #include <errno.h>
 #include <openssl/evp.h>
@@ -37,6 +43,13 @@ int view_is_local(const char *src)
 {
 	return strncmp(src, "http://", 7) && strncmp(src, "https://", 8);
 }
+
+struct index_job {
+	struct index_job *next;
+	char *url;
+	unsigned char *oids;
+	size_t n;
+};
 
 int views_is_internal(const char *name)
 {
@@ -92,9 +105,100 @@ out:
 	return err;
 }
 
+static void *indexer(void *arg);
+
+void view_index_later(views_t *v, const char *url, const unsigned char *oids, size_t n)
+{
+	struct index_job *j = calloc(1, sizeof(*j)), **p;
+
+	if (!j || !(j->url = strdup(url)) || !(j->oids = malloc(n * CACHE_OID_LEN))) {
+		if (j)
+			free(j->url);
+		free(j);
+		return;         /* not indexed now; it is when it comes again */
+	}
+	memcpy(j->oids, oids, n * CACHE_OID_LEN);
+	j->n = n;
+	pthread_mutex_lock(&v->lock);
+	for (p = &v->jobs; *p; p = &(*p)->next)
+		;
+	*p = j;
+	if (!v->indexer_running && !atomic_load(&v->stop) &&
+	    !pthread_create(&v->indexer, NULL, indexer, v))
+		v->indexer_running = 1;
+	pthread_cond_broadcast(&v->done);       /* wakes the indexer */
+	pthread_mutex_unlock(&v->lock);
+}
+
+static void free_job(struct index_job *j)
+{
+	free(j->url);
+	free(j->oids);
+	free(j);
+}
+
+/* the background indexer: jobs in order, waiting for more, until unmount
+ * (views_close sets stop and wakes it) */
+static void *indexer(void *arg)
+{
+	views_t *v = arg;
+	char why[300];
+
+	for (;;) {
+		struct index_job *j;
+		struct local *l = NULL;
+		size_t i;
+
+		pthread_mutex_lock(&v->lock);
+		while (!v->jobs && !atomic_load(&v->stop))
+			pthread_cond_wait(&v->done, &v->lock);
+		if (atomic_load(&v->stop)) {
+			pthread_mutex_unlock(&v->lock);
+			break;
+		}
+		j = v->jobs;
+		v->jobs = j->next;
+		pthread_mutex_unlock(&v->lock);
+		if (!open_local(v, j->url, &l, why, sizeof(why))) {
+			for (i = 0; i < j->n && !atomic_load(&v->stop); i++) {
+				char *raw = NULL;
+				size_t len = 0;
+
+				if (cache_msg_get(v->cache, j->oids + i * CACHE_OID_LEN, &raw, &len))
+					continue;       /* gone meanwhile */
+				cache_index_add(l->idx, j->oids + i * CACHE_OID_LEN, raw, len, NULL,
+						why, sizeof(why));
+				free(raw);
+				/* small commits: the daemon's resident set stays
+				 * near a fill's while it indexes in the background */
+				if (i % 200 == 199)
+					cache_index_commit(l->idx, why, sizeof(why));
+			}
+			cache_index_commit(l->idx, why, sizeof(why));
+		} else {
+			log_err("cannot index mail of %s: %s", j->url, why);
+		}
+		free_job(j);
+	}
+	return NULL;    /* at unmount */
+}
+
 void view_local_close(views_t *v)
 {
 	struct local *l, *next;
+	struct index_job *j;
+	int running;
+
+	pthread_mutex_lock(&v->lock);
+	running = v->indexer_running;
+	pthread_cond_broadcast(&v->done);
+	pthread_mutex_unlock(&v->lock);
+	if (running)
+		pthread_join(v->indexer, NULL);
+	while ((j = v->jobs)) {
+		v->jobs = j->next;
+		free_job(j);
+	}
 
 	for (l = v->locals; l; l = next) {
 		next = l->next;
@@ -227,11 +331,15 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	int err;
 
 	memset(res, 0, sizeof(*res));
-	if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))))
-		return err;
 	*imported = 0;
-	if ((err = import(v, l, progress, res, imported)))
+	if (!strncmp(spec, "cache:", 6)) {
+		/* what remote source URL sent, as indexed: no import */
+		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
+			return err;
+	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
+		   (err = import(v, l, progress, res, imported))) {
 		return err;
+	}
 	read_bytes = res->bytes;
 	memset(res, 0, sizeof(*res));
 	res->bytes = read_bytes;

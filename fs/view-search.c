@@ -18,6 +18,8 @@
 struct sink {
 	cache_batch_t *batch;
 	struct live *l;
+	unsigned char *oids;    /* what came, for the source's index */
+	size_t n, cap;
 };
 
 static int on_message(void *arg, const char *raw, size_t len)
@@ -25,6 +27,17 @@ static int on_message(void *arg, const char *raw, size_t len)
 	struct sink *s = arg;
 
 	atomic_fetch_add(&s->l->progress, 1);
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		unsigned char *t = realloc(s->oids, cap * CACHE_OID_LEN);
+
+		if (t) {
+			s->oids = t;
+			s->cap = cap;
+		}
+	}
+	if (s->n < s->cap)
+		cache_oid(raw, len, s->oids + s->n++ * CACHE_OID_LEN);
 	return cache_batch_add(s->batch, raw, len);
 }
 
@@ -52,7 +65,7 @@ static void *run_source(void *arg)
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
 		.proxy = r->v->o.proxy, .stop = &r->v->stop,
 	};
-	struct sink s = { r->batch, r->l };
+	struct sink s = { .batch = r->batch, .l = r->l };
 	char shown[512];
 
 	memset(&r->res, 0, sizeof(r->res));
@@ -68,6 +81,11 @@ static void *run_source(void *arg)
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, &s, &r->res);
 	}
+	/* what a remote source sent is indexed too, in the background, so
+	 * that "cache:URL" can search it with no network */
+	if (s.n)
+		view_index_later(r->v, r->url, s.oids, s.n);
+	free(s.oids);
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
 	else

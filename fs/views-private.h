@@ -53,6 +53,9 @@ struct views {
 	pthread_t timer;        /* refresh_all schedule */
 	int timer_running;
 	struct local *locals;   /* open local archives; protected by lock */
+	struct index_job *jobs; /* for the indexer thread; protected by lock */
+	pthread_t indexer;
+	int indexer_running;    /* protected by lock */
 };
 
 void free_src(struct src_state *src, int n);
@@ -75,5 +78,8 @@ int view_local_search(views_t *v, const char *spec, const char *query,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
 		      uint64_t *imported);
 void view_local_close(views_t *v);
+/* Index messages of the store (n blob ids) that came from remote source
+ * `url`, in a background thread; searched as source "cache:URL". */
+void view_index_later(views_t *v, const char *url, const unsigned char *oids, size_t n);
 
 #endif
