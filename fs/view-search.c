@@ -81,15 +81,15 @@ static void *run_source(void *arg)
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, &s, &r->res);
 	}
-	/* what a remote source sent is indexed too, in the background, so
-	 * that "cache:URL" can search it with no network */
-	if (s.n)
-		view_index_later(r->v, r->url, s.oids, s.n);
-	free(s.oids);
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
 	else
 		cache_batch_flush(r->batch);    /* keep whole messages that came */
+	/* what a remote source sent is indexed too, in the background, so
+	 * that "cache:URL" can search it with no network (once stored) */
+	if (s.n)
+		view_index_later(r->v, r->url, s.oids, s.n);
+	free(s.oids);
 	return NULL;
 }
 
