@@ -70,8 +70,8 @@ static char *absolute_source(const char *v)
 	char cwd[4096], *out = NULL;
 	size_t i;
 
-	if (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8) || !strncmp(v, "cache:", 6))
-		return strdup(v);
+	if (strstr(v, "://") || !strncmp(v, "cache:", 6))
+		return strdup(v);       /* a URL (checked later), never a path */
 	for (i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
 		if (!strncmp(v, typed[i], strlen(typed[i]))) {
 			path = v + strlen(typed[i]);
