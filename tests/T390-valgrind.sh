@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One mount/list/read/rename/unlink/.query/rmdir/unmount cycle under
-# valgrind: no errors, no definite leaks.  Skipped for sanitizer builds
+# valgrind, with a view over a local inbox (import, Xapian index, search)
+# and one over the index of remote mail: no errors, no definite leaks.  Skipped for sanitizer builds
 # (valgrind cannot run them) and where valgrind is missing.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-gen.sh"
@@ -39,6 +40,15 @@ test_expect_success 'a view, read whole, renamed, unlinked, requeried, removed' 
 	! mkdir "$M/queries/(bad" 2>/dev/null &&
 	echo 1 >"$V/.uidvalidity" && cat "$V/.uidvalidity" >/dev/null &&
 	rmdir "$V"
+'
+test_expect_success 'a view over a local inbox (import, index, search) and a cache:URL view' '
+	L="$M/queries/dfn:interface.c" && mkdir "$L" &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$PI_WORK/linux-rtc" >"$L/.config" &&
+	test_wait_for 120 "grep -q \"^source: v2:.*: ok, [1-9]\" \"$L/.status\"" &&
+	ls "$L/cur" | grep -q leifs &&
+	C="$M/queries/f:belloni" && mkdir "$C" &&
+	printf "[leifs]\n\tsource = cache:%s\n" "$PI_URL" >"$C/.config" &&
+	test_wait_for 120 "grep -q \"^source: cache:.*: ok\" \"$C/.status\""
 '
 test_expect_success 'unmount: valgrind reports no error and no definite leak' '
 	fusermount3 -u "$M" && pid=$(cat vg.pid) &&
