@@ -65,18 +65,12 @@ static const struct fuse_opt leifs_opts[] = {
  * made absolute, since the daemon runs in / */
 static char *absolute_source(const char *v)
 {
-	static const char *const typed[] = { "mboxrd:", "mboxo:", "maildir:", "v2:", "v1:" };
-	const char *path = v;
+	const char *path;
 	char cwd[4096], *out = NULL;
-	size_t i;
 
 	if (strstr(v, "://") || !strncmp(v, "cache:", 6))
 		return strdup(v);       /* a URL (checked later), never a path */
-	for (i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
-		if (!strncmp(v, typed[i], strlen(typed[i]))) {
-			path = v + strlen(typed[i]);
-			break;
-		}
+	path = net_archive_path(v);
 	if (!strncmp(path, "~/", 2) && getenv("HOME")) {
 		if (asprintf(&out, "%.*s%s/%s", (int)(path - v), v, getenv("HOME"), path + 2) < 0)
 			return NULL;

@@ -10,6 +10,7 @@
 #include "cache/cache.h"
 #include "fs/config.h"
 #include "fs/settings.h"
+#include "net/net.h"
 
 static const char *const dedupe_names[] = {
 	[CACHE_DEDUPE_CONTENT] = "content", [CACHE_DEDUPE_OID] = "oid",
@@ -95,9 +96,7 @@ int settings_set(struct settings *s, const char *key, const char *v)
  * printable ASCII with no spaces, as a URL is */
 int settings_source_ok(const char *v)
 {
-	static const char *const local[] = { "mboxrd:", "mboxo:", "maildir:", "v2:", "v1:" };
 	const char *p;
-	size_t i;
 
 	if (!v)
 		return 0;
@@ -110,11 +109,7 @@ int settings_source_ok(const char *v)
 		return 1;
 	}
 	/* a local archive: [TYPE:]/absolute/path, no control characters */
-	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if (!strncmp(v, local[i], strlen(local[i]))) {
-			v += strlen(local[i]);
-			break;
-		}
+	v = net_archive_path(v);
 	if (v[0] != '/')
 		return 0;
 	for (p = v; *p; p++)

@@ -344,8 +344,7 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	memset(res, 0, sizeof(*res));
 	res->bytes = read_bytes;
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
-	if ((err = query_git_dir(dates)) ||
-	    (err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
+	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
 		goto out;
 	err = cache_index_search(l->idx, q, add_hit, &h, res->error, sizeof(res->error));
 	res->messages = h.n;

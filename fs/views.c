@@ -81,6 +81,14 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 		free(v);
 		return err;
 	}
+	{
+		/* the empty repository git reads dates of local queries in */
+		char dates[4096];
+
+		snprintf(dates, sizeof(dates), "%s/dates.git", o->cache_dir);
+		if (query_git_dir(dates))
+			log_err("cannot make %s: dates of local queries will fail", dates);
+	}
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -48,19 +48,26 @@ static int is_dir(const char *dir, const char *sub)
 	return !stat(p, &st) && S_ISDIR(st.st_mode);
 }
 
+const char *net_archive_path(const char *spec)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(spec, kinds[i].pfx, strlen(kinds[i].pfx)))
+			return spec + strlen(kinds[i].pfx);
+	return spec;
+}
+
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why, size_t whylen)
 {
 	struct stat st;
 	size_t i;
 
 	*kind = -1;
-	*path = spec;
+	*path = net_archive_path(spec);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strncmp(spec, kinds[i].pfx, strlen(kinds[i].pfx))) {
+		if (*path != spec && !strncmp(spec, kinds[i].pfx, strlen(kinds[i].pfx)))
 			*kind = kinds[i].kind;
-			*path = spec + strlen(kinds[i].pfx);
-			break;
-		}
 	if ((*path)[0] != '/') {
 		snprintf(why, whylen, "a local source is an absolute path: %s", *path);
 		return EINVAL;

@@ -86,6 +86,8 @@ void net_gunzip_free(net_gunzip_t *g);
  * git reads public-inbox repositories (it must be in PATH).
  */
 enum { NET_MBOXRD, NET_MBOXO, NET_MAILDIR, NET_PI_V2, NET_PI_V1 };
+/* The path of a spec: past its type prefix, if it has one (no I/O). */
+const char *net_archive_path(const char *spec);
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why,
 		     size_t whylen);
 int net_archive_read(const char *spec, const char *from, size_t max_message,

@@ -98,8 +98,9 @@ test_expect_success 'a malformed query is refused at mkdir with EINVAL' '
 	grep -q "Invalid argument" err
 '
 
-test_expect_success 'the index answers without the network: no server was asked' '
-	! grep -q "127.0.0.1:$PI_PORT" "$TRASH/leifs.log"
+test_expect_success 'the view'"'"'s only source is the inbox on disk' '
+	grep -q "^source: $PI_WORK/linux-rtc: ok, [1-9]" "$M/queries/s:rtc/.status" &&
+	! grep -q "^source: http" "$M/queries/s:rtc/.status"
 '
 
 # an mbox (mboxrd, the inbox's messages in order) as a source
