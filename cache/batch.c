@@ -27,6 +27,7 @@ struct item {
 struct cache_batch {
 	cache_t *c;
 	uint64_t view;
+	uint32_t epoch;         /* the view's epoch the batch was made for */
 	int to_cur;
 	uint32_t gen;
 	int full;
@@ -37,7 +38,7 @@ struct cache_batch {
 	uint64_t lookups;
 };
 
-int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
+int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint32_t gen,
 		    int full, int dedupe, cache_batch_t **out)
 {
 	cache_batch_t *b = calloc(1, sizeof(*b));
@@ -47,6 +48,7 @@ int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
 		return ENOMEM;
 	b->c = c;
 	b->view = view;
+	b->epoch = epoch;
 	b->to_cur = to_cur;
 	b->gen = gen;
 	b->full = full;
@@ -259,9 +261,23 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		return mdb_put(txn, b->c->entry, &k, &d, 0);
 	}
 	if (it->touch)
-		return 0;       /* the view lost it meanwhile (rmdir): nothing to mark */
+		return 0;       /* the view lost it meanwhile (a limit): nothing to mark */
 	if (it->has_dkey && (rc = claim(b, txn, it)))
 		return rc == 1 ? 0 : rc;        /* 1: a copy is in the view already */
+	/* back in the view: as the user left it */
+	if (!(rc = mdb_get(txn, b->c->away, &k, &d)) && d.mv_size == sizeof(struct away_rec)) {
+		struct away_rec a;
+
+		memcpy(&a, d.mv_data, sizeof(a));
+		er.where = a.where;
+		er.was = a.was;
+		er.flags = a.flags;
+		er.uid = a.uid;
+		if ((rc = mdb_del(txn, b->c->away, &k, NULL)))
+			return rc;
+	} else if (rc && rc != MDB_NOTFOUND) {
+		return rc;
+	}
 	if (it->raw) {
 		struct msg_rec mr = { .magic = MSG_REC_MAGIC, .date = it->date };
 
@@ -292,6 +308,7 @@ int cache_batch_flush(cache_batch_t *b)
 {
 	MDB_txn *txn;
 	uint64_t added = b->added, known = b->known;
+	uint32_t epoch;
 	size_t i;
 	int rc;
 
@@ -299,6 +316,12 @@ int cache_batch_flush(cache_batch_t *b)
 		return 0;
 	if ((rc = mdb_txn_begin(b->c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
+	/* nothing goes under a view removed, or searched anew, meanwhile */
+	if ((rc = cache_view_alive(b->c, txn, b->view, &epoch)) || epoch != b->epoch) {
+		mdb_txn_abort(txn);
+		drop_items(b);
+		return rc && rc != ENOENT ? rc : ECANCELED;
+	}
 	for (i = 0; i < b->n; i++) {
 		if ((rc = put_item(b, txn, &b->items[i])))
 			break;

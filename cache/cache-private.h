@@ -18,6 +18,9 @@ struct cache {
 	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
 	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
 	MDB_dbi marks;  /* view id + source URL -> int64_t: per-source bookmark */
+	MDB_dbi ids;    /* view id (8, big-endian) -> name: which views exist */
+	MDB_dbi away;   /* view id + oid -> away_rec: the user's state of a
+			 * message that left the view, for when it returns */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -52,9 +55,20 @@ struct entry_rec {
 	uint64_t size;
 	uint32_t flags;
 	uint8_t where;
-	uint8_t pad[3];
+	uint8_t was;    /* where it was before it was hidden (for .unhide) */
+	uint8_t pad[2];
 	uint32_t gen;   /* generation of the last full search that saw it */
 	uint32_t uid;   /* a client's ",U=" tag (mbsync), 0: none */
+};
+
+/* what the user made of a message (cache_entry_update) while it is out of
+ * the view: where, flags, name tag */
+struct away_rec {
+	uint32_t flags;
+	uint32_t uid;
+	uint8_t where;
+	uint8_t was;
+	uint8_t pad[2];
 };
 
 struct file_rec {
@@ -62,6 +76,10 @@ struct file_rec {
 };
 
 int cache_errno(int rc);
+/* Whether view `id` exists (inside the caller's txn): 0, or ENOENT once it
+ * was removed; *epoch (if given) gets its epoch.  Writers under a view id
+ * call it so that nothing is written under a removed view. */
+int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch);
 /* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
  * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,

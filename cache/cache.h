@@ -10,6 +10,13 @@
  *             cur/ or hidden by unlink), its maildir flags, date and size.
  *   dedupe    (view id, content hash) -> oid, lei's "content" dedupe.
  *   refs      oid -> how many entries hold it; a message goes with its last.
+ *   ids       view id -> name: the views that exist, for writers that hold
+ *             only an id (nothing is written under a removed view).
+ *   away      (view id, oid) -> the user's state (flags, hidden, name tag,
+ *             new/ or cur/) of a message that left the view (a full search
+ *             no longer found it, a limit): it returns as the user left it.
+ *             One small record per message the view ever lost; removed with
+ *             the view.
  * A view's id is never reused, so rmdir + mkdir of one name starts fresh.
  *
  * Invariants: every entry's oid is in messages; a write transaction is never
@@ -28,6 +35,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define CACHE_OID_LEN 20
@@ -80,8 +88,9 @@ int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v)
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 			  uint32_t epoch, int64_t last_ok, int64_t last_try,
 			  const char *error);
-/* Remove a view, its entries, flags and dedupe records; messages no other
- * view holds go too. */
+/* Remove a view, its entries, flags, dedupe records, bookmarks, client
+ * files and the state of messages that left it; messages no other view
+ * holds go too. */
 int cache_view_delete(cache_t *c, const char *name);
 /* Replace a view's query; the bookmark is cleared so that the next search
  * is a full one.  EINVAL-free: the caller validated the query. */
@@ -119,6 +128,12 @@ int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
  * hide it for good with CACHE_HIDDEN).  ENOENT if the view does not have it. */
 int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 		       int where, uint32_t flags, uint32_t uid);
+/* Call fn for each hidden entry of view `id` (unlinked by the user). */
+int cache_hidden_each(cache_t *c, uint64_t id,
+		      int (*fn)(void *arg, const struct cache_entry *e), void *arg);
+/* Bring back hidden entries of view `id` (oid NULL: all of them) where they
+ * were when they were hidden; *n gets the count. */
+int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n);
 /* Whether view `id` has ever had an entry (hidden ones count): cheap. */
 int cache_entry_any(cache_t *c, uint64_t id, int *any);
 /* Count the entries of a view that are not hidden. */
@@ -202,8 +217,12 @@ int cache_msg_get(cache_t *c, const unsigned char *oid, char **raw, size_t *len)
 typedef struct cache_batch cache_batch_t;
 
 /* gen: the generation that entries added get; with `full`, entries the view
- * already has are marked with gen too (see cache_view_sweep). */
-int cache_batch_new(cache_t *c, uint64_t view, int to_cur, uint32_t gen,
+ * already has are marked with gen too (see cache_view_sweep).  epoch: the
+ * view's epoch when the search began; a flush writes nothing and answers
+ * ECANCELED once view `view` is removed or its epoch moved on (a new
+ * query, a forced full search), so no search outlives its view.  A message
+ * that returns to a view gets back the state the user left it in. */
+int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint32_t gen,
 		    int full, int dedupe, cache_batch_t **out);
 /* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
@@ -215,6 +234,19 @@ int cache_batch_flush(cache_batch_t *b);
 uint64_t cache_batch_added(const cache_batch_t *b);
 uint64_t cache_batch_known(const cache_batch_t *b);
 void cache_batch_free(cache_batch_t *b);   /* drops what was not flushed */
+
+/* ---- consistency ---- */
+
+/* What cache_check() found: counts of records, and of problems (orphans:
+ * records under a view id that is no view's). */
+struct cache_check {
+	uint64_t views, messages, held;
+	uint64_t orphans, missing_messages, unheld_messages, wrong_refs, bad_records;
+};
+/* Check the cache in one read transaction (a snapshot: safe while a
+ * daemon writes); each problem is a line on `out` (if not NULL). */
+int cache_check(cache_t *c, FILE *out, struct cache_check *r);
+uint64_t cache_check_problems(const struct cache_check *r);
 
 /* ---- helpers shared with tests ---- */
 

@@ -103,7 +103,10 @@ static int rewrite(cache_t *c, uint64_t id, const char *name, int create,
 		else
 			memcpy(buf, (char *)d.mv_data + sizeof(r), len);
 	} else if (err == ENOENT && create) {
-		err = count_files(txn, c, id, &n);
+		/* never a file under a removed view */
+		err = cache_view_alive(c, txn, id, NULL);
+		if (!err)
+			err = count_files(txn, c, id, &n);
 		if (!err && n >= CACHE_FILES_MAX)
 			err = ENOSPC;
 		if (!err && !(buf = malloc(1)))

@@ -88,6 +88,74 @@ static void find_map(cache_t *c)
 	fclose(f);
 }
 
+static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
+
+static int put_id(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
+{
+	unsigned char key[8];
+	MDB_val k = { sizeof(key), key }, d = { strlen(name), (void *)name };
+
+	cache_key_id(key, id);
+	return mdb_put(txn, c->ids, &k, &d, 0);
+}
+
+/* Caches made before the ids table: give every view its id record (a
+ * cache of today has them all, and this walk of the views finds nothing
+ * to add). */
+static int index_ids(cache_t *c, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
+		return rc;
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		unsigned char key[8];
+		MDB_val ik = { sizeof(key), key }, id;
+		struct view_rec r;
+
+		if (d.mv_size < sizeof(r))
+			continue;
+		memcpy(&r, d.mv_data, sizeof(r));
+		cache_key_id(key, r.id);
+		if ((rc = mdb_get(txn, c->ids, &ik, &id)) != MDB_NOTFOUND) {
+			if (rc)
+				break;
+			continue;
+		}
+		id.mv_size = k.mv_size;
+		id.mv_data = k.mv_data;
+		if ((rc = mdb_put(txn, c->ids, &ik, &id, 0)))
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
+{
+	unsigned char key[8];
+	MDB_val k = { sizeof(key), key }, d;
+	struct cache_view v;
+	int rc, err;
+
+	cache_key_id(key, id);
+	if ((rc = mdb_get(txn, c->ids, &k, &d)))
+		return cache_errno(rc);
+	if (!epoch)
+		return 0;
+	k = d;
+	if ((rc = mdb_get(txn, c->view, &k, &d)))
+		return cache_errno(rc);
+	if ((err = view_decode(&k, &d, &v)))
+		return err;
+	err = v.id == id ? 0 : ENOENT;
+	*epoch = v.epoch;
+	cache_view_release(&v);
+	return err;
+}
+
 int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen)
 {
@@ -122,7 +190,10 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &c->meta)) ||
 	    (rc = mdb_dbi_open(txn, "refs", MDB_CREATE, &c->refs)) ||
 	    (rc = mdb_dbi_open(txn, "files", MDB_CREATE, &c->files)) ||
-	    (rc = mdb_dbi_open(txn, "marks", MDB_CREATE, &c->marks)))
+	    (rc = mdb_dbi_open(txn, "marks", MDB_CREATE, &c->marks)) ||
+	    (rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &c->ids)) ||
+	    (rc = mdb_dbi_open(txn, "away", MDB_CREATE, &c->away)) ||
+	    (rc = index_ids(c, txn)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
@@ -261,7 +332,8 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	d.mv_size = sizeof(id);
 	d.mv_data = &id;
 	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
-	    (rc = view_put(txn, c, &v, MDB_NOOVERWRITE)))
+	    (rc = view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
+	    (rc = put_id(c, txn, v.id, name)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn)))
 		return cache_errno(rc);
@@ -498,6 +570,23 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }
 
+/* Remember what the user made of an entry that leaves the view (a full
+ * search that no longer finds it, a limit): it comes back as it was.  One
+ * small record per message the view ever lost, gone with the view. */
+static int away_put(cache_t *c, MDB_txn *txn, const MDB_val *ek, const struct entry_rec *r)
+{
+	struct away_rec a = { .flags = r->flags, .uid = r->uid, .where = r->where,
+			      .was = r->was };
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key }, d = { sizeof(a), &a };
+
+	if (ek->mv_size != sizeof(key))
+		return EIO;
+	memcpy(key, ek->mv_data, sizeof(key));     /* not a pointer into the map */
+
+	return mdb_put(txn, c->away, &k, &d, 0);
+}
+
 struct sweep {
 	cache_t *c;
 	MDB_txn *txn;
@@ -523,7 +612,8 @@ static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
 	memcpy(&r, d->mv_data, sizeof(r));
 	if (!s->all && (r.gen == s->gen || r.where == CACHE_HIDDEN))
 		return 0;
-	if ((rc = cache_ref(s->c, s->txn, (const unsigned char *)k->mv_data + 8, -1))) {
+	if ((!s->all && (rc = away_put(s->c, s->txn, k, &r))) ||
+	    (rc = cache_ref(s->c, s->txn, (const unsigned char *)k->mv_data + 8, -1))) {
 		s->err = rc;
 		return -1;
 	}
@@ -691,8 +781,19 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 	qsort(kp.v, kp.n, sizeof(*kp.v), newest_first);
 	cache_key_id(key, id);
 	for (i = (size_t)n; i < kp.n; i++) {
+		MDB_val d;
+		struct entry_rec r;
+
 		memcpy(key + 8, kp.v[i].oid, CACHE_OID_LEN);
-		if ((rc = mdb_del(txn, c->entry, &k, NULL)) ||
+		if ((rc = mdb_get(txn, c->entry, &k, &d)))
+			goto out;
+		if (d.mv_size != sizeof(r)) {
+			rc = EIO;
+			goto out;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		if ((rc = away_put(c, txn, &k, &r)) ||
+		    (rc = mdb_del(txn, c->entry, &k, NULL)) ||
 		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
 			goto out;
 	}
@@ -770,7 +871,8 @@ int cache_marks_clear(cache_t *c, uint64_t id)
 
 int cache_view_delete(cache_t *c, const char *name)
 {
-	MDB_val k = { strlen(name), (void *)name }, d;
+	unsigned char idkey[8];
+	MDB_val k = { strlen(name), (void *)name }, d, ik = { sizeof(idkey), idkey };
 	struct view_rec r;
 	MDB_txn *txn;
 	int rc;
@@ -784,10 +886,13 @@ int cache_view_delete(cache_t *c, const char *name)
 		goto fail;
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
+	cache_key_id(idkey, r.id);
 	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
+	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
-	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)))
+	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:
@@ -837,8 +942,24 @@ int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e
 	return 0;
 }
 
+static int entry_walk(cache_t *c, uint64_t id, int hidden,
+		      int (*fn)(void *, const struct cache_entry *), void *arg);
+
 int cache_entry_each(cache_t *c, uint64_t id,
 		     int (*fn)(void *, const struct cache_entry *), void *arg)
+{
+	return entry_walk(c, id, 0, fn, arg);
+}
+
+int cache_hidden_each(cache_t *c, uint64_t id,
+		      int (*fn)(void *, const struct cache_entry *), void *arg)
+{
+	return entry_walk(c, id, 1, fn, arg);
+}
+
+/* the entries of view id that are (hidden) or are not (!hidden) hidden */
+static int entry_walk(cache_t *c, uint64_t id, int hidden,
+		      int (*fn)(void *, const struct cache_entry *), void *arg)
 {
 	unsigned char pfx[8];
 	MDB_txn *txn;
@@ -862,7 +983,7 @@ int cache_entry_each(cache_t *c, uint64_t id,
 
 		if ((err = cache_entry_decode(&k, &d, &e)))
 			break;
-		if (e.where != CACHE_HIDDEN && (err = fn(arg, &e)))
+		if ((e.where == CACHE_HIDDEN) == !!hidden && (err = fn(arg, &e)))
 			break;
 		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
 		/* listings and .status counts walk every entry, often: unmap
@@ -985,6 +1106,8 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 		goto fail;
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
+	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
+		r.was = r.where;
 	r.where = (uint8_t)where;
 	r.flags = flags;
 	r.uid = uid;
@@ -996,4 +1119,78 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 fail:
 	mdb_txn_abort(txn);
 	return cache_errno(rc);
+}
+
+struct unhide {
+	const unsigned char *oid;
+	unsigned char (*keys)[8 + CACHE_OID_LEN];
+	size_t n, cap;
+};
+
+/* the hidden entries to bring back (written after the walk: a walk's
+ * values point into read-only pages) */
+static int unhide_one(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct unhide *u = arg;
+	struct entry_rec r;
+
+	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN)
+		return -1;
+	memcpy(&r, d->mv_data, sizeof(r));
+	if (r.where != CACHE_HIDDEN ||
+	    (u->oid && memcmp(u->oid, (const char *)k->mv_data + 8, CACHE_OID_LEN)))
+		return 0;
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 64;
+		void *t = realloc(u->keys, cap * sizeof(*u->keys));
+
+		if (!t)
+			return -1;
+		u->keys = t;
+		u->cap = cap;
+	}
+	memcpy(u->keys[u->n++], k->mv_data, 8 + CACHE_OID_LEN);
+	return 0;
+}
+
+int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n)
+{
+	struct unhide u = { oid, NULL, 0, 0 };
+	MDB_txn *txn;
+	size_t i;
+	int rc;
+
+	*n = 0;
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = cache_view_alive(c, txn, id, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->entry, id, unhide_one, &u)))
+		goto out;
+	for (i = 0; i < u.n; i++) {
+		MDB_val k = { 8 + CACHE_OID_LEN, u.keys[i] }, d;
+		struct entry_rec r;
+
+		if ((rc = mdb_get(txn, c->entry, &k, &d)))
+			goto out;
+		if (d.mv_size != sizeof(r)) {
+			rc = EIO;
+			goto out;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		/* back where it was (a record from before `was` says new/) */
+		r.where = r.was == CACHE_CUR ? CACHE_CUR : CACHE_NEW;
+		d.mv_size = sizeof(r);
+		d.mv_data = &r;
+		if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
+			goto out;
+	}
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (!rc)
+		*n = u.n;
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	free(u.keys);
+	return rc == -1 ? ENOMEM : cache_errno(rc);
 }

@@ -192,6 +192,8 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 		return *out ? 0 : ENOMEM;
 	case N_CONFIG:
 		return views_config(v, n->view, out);
+	case N_UNHIDE:
+		return views_hidden(v, n->view, out);
 	case N_QUERY:
 		if ((err = node_view(v, n, &cv)))
 			return err;
@@ -209,7 +211,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 static int is_generated(int kind)
 {
 	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
-	       kind == N_QUERY || kind == N_CONFIG;
+	       kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 
 /* make the text afresh and keep it for the reads that follow */
@@ -344,6 +346,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		err = text_attr(v, n, st, timeout);
 		break;
 	case N_REFRESH:
+	case N_UNHIDE:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
 		err = text_attr(v, n, st, timeout);
 		break;
@@ -366,8 +369,19 @@ static const struct {
 } view_children[] = {
 	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
 	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
-	{ ".config", N_CONFIG },
+	{ ".config", N_CONFIG }, { ".unhide", N_UNHIDE },
 };
+
+/* the kind of a view's own child `name`, or -1 */
+static int view_child(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
+		if (!strcmp(name, view_children[i].name))
+			return view_children[i].kind;
+	return -1;
+}
 
 /* A client file of a view, such as mbsync's .uidvalidity: a dot name that
  * is none of leifs's own (.config is kept for view settings). */
@@ -543,7 +557,7 @@ static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
 	}
 	/* truncating .query or .refresh is the first half of rewriting it */
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH &&
-	    n->kind != N_CONFIG)
+	    n->kind != N_CONFIG && n->kind != N_UNHIDE)
 		return EROFS;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && (n->kind == N_QUERY || n->kind == N_CONFIG)) {
 		char *empty = size == 0 ? calloc(1, 1) : NULL;
@@ -868,7 +882,14 @@ static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (p->kind == N_QUERIES)
 		err = strcmp(name, ".status") ? views_remove(V(req), name) : ENOTDIR;
-	else
+	else if (p->kind == N_VIEW && view_child(name) >= 0 && view_child(name) <= N_TMP) {
+		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
+		 * view's own rmdir, and gives up on the view if one fails:
+		 * they are the view's own, so removing one does nothing, and
+		 * the view goes with its rmdir */
+		node_unkey(view_child(name), p->vid);
+		err = 0;
+	} else
 		err = p->kind == N_VIEW ? EPERM : EROFS;
 	node_put(p);
 	fuse_reply_err(req, err);
@@ -893,6 +914,11 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 		/* staged like a write, so it also cancels one still pending */
 		err = views_stage_config(V(req), p->view, "", 0, why, sizeof(why));
+	} else if (p->kind == N_VIEW && view_child(name) > N_TMP) {
+		/* .query .status .refresh .unhide: part of the view, as cur/
+		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
+		 * on to the rmdir that removes the view */
+		err = 0;
 	} else if (p->kind != N_CUR && p->kind != N_NEW) {
 		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
 	} else if (!(err = find_msg(V(req), p, name, &e))) {
@@ -1046,7 +1072,8 @@ static void fs_init_conn(void *userdata, struct fuse_conn_info *conn)
 
 static int may_write(int kind)
 {
-	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE || kind == N_CONFIG;
+	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE || kind == N_CONFIG ||
+	       kind == N_UNHIDE;
 }
 
 /* Where the kernel cannot skip opens, answer them with the same flags it
@@ -1216,6 +1243,12 @@ static int do_write(views_t *v, struct node *n, const char *buf, size_t size,
 	case N_QUERY:
 	case N_CONFIG:
 		return text_write(v, n, buf, size, off);
+	case N_UNHIDE: {
+		char why[256];
+
+		/* each write names whole lines ("all", or blob ids) */
+		return views_unhide(v, n->view, buf, size, why, sizeof(why));
+	}
 	default:
 		return EROFS;
 	}

@@ -23,7 +23,7 @@
 
 struct opts {
 	char *cache;
-	long refresh, timeout, margin, refresh_all;
+	long refresh, timeout, margin, refresh_all, empty_confirm;
 	long max_message;
 	long map_size;          /* MiB */
 	char *cafile;
@@ -44,6 +44,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("timeout=%ld", timeout),
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
+	OPT("empty_confirm=%ld", empty_confirm),
 	OPT("max_message=%ld", max_message),
 	OPT("map_size=%ld", map_size),
 	OPT("cafile=%s", cafile),
@@ -119,6 +120,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: leifs [-f] [-d] [-o OPT[,OPT...]] MOUNTPOINT\n"
+"       leifs --check CACHEDIR   check the cache's consistency\n"
 "\n"
 "  -f                   stay in the foreground (log to stderr)\n"
 "  -d                   debug output (implies -f)\n"
@@ -130,6 +132,8 @@ static void usage(FILE *f)
 "  -o timeout=SECONDS   no caller waits longer for the network (default 30)\n"
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
+"  -o empty_confirm=SECONDS  an empty answer to a full search empties a\n"
+"                       view only when another this much later agrees (60)\n"
 "  -o max_message=BYTES largest message accepted (default 64 MiB)\n"
 "  -o map_size=MIB      most the cache may grow to (default 65536 MiB)\n"
 "  -o cafile=FILE       trust the CAs in FILE for HTTPS (instead of the system's)\n"
@@ -188,6 +192,7 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 		{ "timeout", offsetof(struct opts, timeout) },
 		{ "margin", offsetof(struct opts, margin) },
 		{ "refresh_all", offsetof(struct opts, refresh_all) },
+		{ "empty_confirm", offsetof(struct opts, empty_confirm) },
 		{ "max_message", offsetof(struct opts, max_message) },
 		{ "map_size", offsetof(struct opts, map_size) },
 		{ "limit", offsetof(struct opts, limit) },
@@ -297,6 +302,7 @@ static int load_config(struct opts *o)
 	set_default(&o->timeout, 30);
 	set_default(&o->margin, 2 * 86400);
 	set_default(&o->refresh_all, 0);
+	set_default(&o->empty_confirm, 60);
 	set_default(&o->max_message, 64L << 20);
 	set_default(&o->map_size, 64L << 10);
 	set_default(&o->limit, 0);
@@ -305,12 +311,42 @@ static int load_config(struct opts *o)
 	return err;
 }
 
+/* leifs --check DIR: the cache's consistency (cache_check); exit 0 when
+ * it is whole, 1 when something is wrong (each problem a line), 2 when it
+ * cannot be read */
+static int check_cache(const char *dir)
+{
+	struct cache_check r;
+	cache_t *c = NULL;
+	char why[512];
+	int err;
+
+	if ((err = cache_open(dir, (size_t)64 << 30, &c, why, sizeof(why)))) {
+		fprintf(stderr, "leifs: %s\n", why);
+		return 2;
+	}
+	err = cache_check(c, stdout, &r);
+	cache_close(c);
+	if (err) {
+		fprintf(stderr, "leifs: cannot check %s: %s\n", dir, strerror(err));
+		return 2;
+	}
+	printf("%llu views, %llu messages (%llu held by entries); problems: %llu orphan records, "
+	       "%llu entries without their message, %llu messages held by nothing, "
+	       "%llu wrong counts, %llu bad records\n",
+	       (unsigned long long)r.views, (unsigned long long)r.messages,
+	       (unsigned long long)r.held, (unsigned long long)r.orphans,
+	       (unsigned long long)r.missing_messages, (unsigned long long)r.unheld_messages,
+	       (unsigned long long)r.wrong_refs, (unsigned long long)r.bad_records);
+	return cache_check_problems(&r) ? 1 : 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
 	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
-			  .refresh_all = UNSET, .max_message = UNSET, .map_size = UNSET,
+			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET, .map_size = UNSET,
 			  .limit = UNSET, .insecure = -1 };
 	struct settings def = { 0 };
 	struct views_opts vo;
@@ -320,6 +356,9 @@ int main(int argc, char *argv[])
 	static char *default_source[] = { "https://lore.kernel.org/all/" };
 	char why[512];
 	int ret = 1, i;
+
+	if (argc == 3 && !strcmp(argv[1], "--check"))
+		return check_cache(argv[2]);
 
 	if (fuse_opt_parse(&args, &o, leifs_opts, opt_proc) == -1) {
 		ret = 2;
@@ -349,8 +388,8 @@ int main(int argc, char *argv[])
 		goto out_opts;
 	}
 	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
-	    o.refresh_all < 0 || o.limit < 0) {
-		fprintf(stderr, "leifs: refresh, refresh_all, margin, limit must be >= 0; timeout, max_message > 0\n");
+	    o.refresh_all < 0 || o.limit < 0 || o.empty_confirm < 0) {
+		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, margin, limit must be >= 0; timeout, max_message > 0\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -376,7 +415,8 @@ int main(int argc, char *argv[])
 		.sources = o.nsources ? o.sources : default_source,
 		.nsources = o.nsources ? o.nsources : 1,
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
-		.margin = o.margin, .refresh_all = o.refresh_all, .max_message = (size_t)o.max_message,
+		.margin = o.margin, .refresh_all = o.refresh_all,
+		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,

@@ -203,6 +203,19 @@ int node_rename_file(uint64_t vid, const char *from, const char *to)
 	return 0;
 }
 
+void node_unkey(int kind, uint64_t vid)
+{
+	struct node key = { .kind = kind, .vid = vid };
+	struct ref_node *r;
+
+	pthread_mutex_lock(&lock);
+	if ((r = g_hash_table_lookup(by_key, &key))) {
+		g_hash_table_remove(by_key, &r->n);
+		r->unkeyed = 1;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 char *node_file_name(const struct node *n)
 {
 	char *s;

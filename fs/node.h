@@ -11,7 +11,7 @@
 
 enum node_kind {
 	N_ROOT = 1, N_QUERIES, N_QSTATUS, N_VIEW, N_CUR, N_NEW, N_TMP,
-	N_QUERY, N_STATUS, N_REFRESH, N_MSG, N_FILE, N_CONFIG,
+	N_QUERY, N_STATUS, N_REFRESH, N_MSG, N_FILE, N_CONFIG, N_UNHIDE,
 };
 
 struct node {
@@ -49,6 +49,10 @@ struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
 /* A client file was renamed: its node (if any) now stands for `to`, as the
  * kernel keeps the inode across a rename. */
 int node_rename_file(uint64_t vid, const char *from, const char *to);
+/* The node of (kind, vid), if any, stands for no name any more: the next
+ * lookup makes a node with a new inode (the kernel marks a directory it
+ * saw removed as dead, and a dead inode must not come back). */
+void node_unkey(int kind, uint64_t vid);
 /* A copy of an N_FILE node's name (it may be renamed meanwhile), or NULL. */
 char *node_file_name(const struct node *n);
 /* The kernel forgot `count` lookups. */

@@ -269,7 +269,7 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 		pos = t;
 		pos[plen] = '\0';
 	}
-	if ((err = cache_batch_new(v->cache, sv.id, 1, 0, 0, CACHE_DEDUPE_NONE, &im.batch)))
+	if ((err = cache_batch_new(v->cache, sv.id, sv.epoch, 1, 0, 0, CACHE_DEDUPE_NONE, &im.batch)))
 		goto out;
 	err = net_archive_read(l->spec, pos ? pos : "", v->o.max_message, &v->stop, import_msg,
 			       &im, &next, res);

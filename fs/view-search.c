@@ -26,6 +26,8 @@ static int on_message(void *arg, const char *raw, size_t len)
 {
 	struct sink *s = arg;
 
+	if (atomic_load(&s->l->cancel))
+		return ECANCELED;       /* rmdir: stop the stream now */
 	atomic_fetch_add(&s->l->progress, 1);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -63,7 +65,7 @@ static void *run_source(void *arg)
 		.url = r->url, .query = r->q, .threads = r->threads,
 		.timeout = r->v->o.timeout, .max_message = r->v->o.max_message,
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
-		.proxy = r->v->o.proxy, .stop = &r->v->stop,
+		.proxy = r->v->o.proxy, .stop = &r->v->stop, .cancel = &r->l->cancel,
 	};
 	struct sink s = { .batch = r->batch, .l = r->l };
 	char shown[512];
@@ -99,6 +101,43 @@ static void run_reason(const struct run *r, char *buf, size_t len)
 		 r->res.error[0] ? r->res.error : strerror(r->err));
 }
 
+/*
+ * An empty answer to a full search of a view that holds messages may be a
+ * server's hiccup (a 404 from a broken index, an empty gzip): sweeping on
+ * it would empty the view.  Nothing is swept until another full search,
+ * empty_confirm seconds or more later, finds nothing too; meanwhile
+ * .status says what is held.  1: hold (do not sweep).
+ */
+static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
+		      uint64_t received, time_t start)
+{
+	uint64_t count = 0;
+	int hold = 0;
+
+	if (!received && cache_entry_count(v->cache, cv->id, &count))
+		count = 1;      /* cannot tell: keep what is there */
+	pthread_mutex_lock(&v->lock);
+	if (received || !count) {
+		l->empty_since = 0;     /* nothing to hold */
+	} else {
+		if (!l->empty_since || !l->empty_query || strcmp(l->empty_query, cv->query)) {
+			free(l->empty_query);
+			l->empty_query = strdup(cv->query);
+			l->empty_since = (int64_t)start;
+		}
+		hold = (int64_t)start - l->empty_since < v->o.empty_confirm;
+		if (!hold)
+			l->empty_since = 0;     /* confirmed: the sweep goes on */
+	}
+	l->held = hold ? count : 0;
+	pthread_mutex_unlock(&v->lock);
+	if (hold)
+		log_err("%s: a full search found nothing; its %llu messages stay until "
+			"another, %ld s or more later, finds nothing too", l->name,
+			(unsigned long long)count, v->o.empty_confirm);
+	return hold;
+}
+
 /* one search of every source of the view, in parallel; records the outcome */
 void view_search(views_t *v, struct live *l)
 {
@@ -115,7 +154,7 @@ void view_search(views_t *v, struct live *l)
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
 		return;         /* removed meanwhile */
-	if (cv.id != l->id)
+	if (cv.id != l->id || atomic_load(&l->cancel))
 		goto out;
 	/* no bookmark: a full search, after which what it did not find goes */
 	full = cv.last_ok <= 0;
@@ -151,7 +190,7 @@ void view_search(views_t *v, struct live *l)
 			mark = cv.last_ok;
 		/* as lei: the first fill goes to cur/, what later searches add to new/ */
 		if ((err = query_incremental(norm, full ? 0 : mark - v->o.margin, &r->q)) ||
-		    (err = cache_batch_new(v->cache, cv.id, !any, gen, full, set.dedupe,
+		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !any, gen, full, set.dedupe,
 					   &r->batch)))
 			goto broken;
 	}
@@ -200,6 +239,15 @@ void view_search(views_t *v, struct live *l)
 			cache_mark_set(v->cache, l->name, cv.id, cv.epoch, r->url, (int64_t)start);
 		}
 	}
+	for (i = 0; i < n; i++)
+		if (runs[i].err == ECANCELED) {
+			/* the view was removed or searched anew meanwhile
+			 * (nothing was written), or leifs is stopping */
+			log_debug("search of %s stopped", l->name);
+			goto out;
+		}
+	if (!failed && full && hold_empty(v, l, &cv, received, start))
+		full = 0;
 	if (!failed && full &&
 	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped))) {
 		snprintf(err_text, sizeof(err_text), "cannot drop old results: %s",

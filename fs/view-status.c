@@ -85,7 +85,7 @@ int views_status(views_t *v, const char *name, char **out)
 	int refreshing = 0, i, err;
 	unsigned long progress = 0;
 	char *buf = NULL, *last_query = NULL, *refusal = NULL;
-	uint64_t last_msgs = 0, last_bytes = 0;
+	uint64_t last_msgs = 0, last_bytes = 0, held = 0;
 	struct src_state *src = NULL;
 	struct settings set;
 	int nsrc = 0;
@@ -113,6 +113,7 @@ int views_status(views_t *v, const char *name, char **out)
 		last_msgs = l->last_msgs;
 		last_bytes = l->last_bytes;
 		refusal = l->refusal ? strdup(l->refusal) : NULL;
+		held = l->held;
 		for (i = 0; i < l->nsrc; i++)
 			if (!(src = copy_src(src, &nsrc, &l->src[i])))
 				break;
@@ -162,6 +163,10 @@ int views_status(views_t *v, const char *name, char **out)
 				(unsigned long long)st->bytes);
 		fputc('\n', f);
 	}
+	if (held)
+		fprintf(f, "held: the last full search found nothing; %llu messages stay "
+			"until another, %ld s or more later, finds nothing too\n",
+			(unsigned long long)held, v->o.empty_confirm);
 	if (refusal)
 		fprintf(f, "refused: %s\n", refusal);
 	fprintf(f, "error: %s\n", cv.error);

@@ -30,6 +30,12 @@ struct live {
 	int refreshing;
 	int again;              /* a refresh was asked for while one ran */
 	atomic_ulong progress;  /* messages received by the running refresh */
+	atomic_int cancel;      /* the view was removed: its search stops */
+	int64_t empty_since;    /* a full search found nothing then, with the
+				 * view not empty: nothing swept until a
+				 * later one confirms it; 0: none */
+	char *empty_query;      /* the query that answer was for */
+	uint64_t held;          /* messages kept meanwhile (for .status) */
 	char *name;
 	char *last_query;       /* the query text last sent */
 	uint64_t last_msgs, last_bytes;  /* what the last search fetched */

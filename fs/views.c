@@ -121,6 +121,7 @@ void views_close(views_t *v)
 		free_src(l->src, l->nsrc);
 		free(l->refusal);
 		free(l->pending);
+		free(l->empty_query);
 		free(l);
 	}
 	view_local_close(v);
@@ -172,7 +173,121 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 
 int views_remove(views_t *v, const char *name)
 {
+	struct cache_view cv;
+	struct live *l;
+
+	if (views_is_internal(name))
+		return ENOENT;
+	/* its search stops at the next message, and writes nothing more
+	 * (cache batches check the view at each flush) */
+	if (!cache_view_get(v->cache, name, &cv)) {
+		pthread_mutex_lock(&v->lock);
+		for (l = v->live; l; l = l->next)
+			if (l->id == cv.id) {
+				atomic_store(&l->cancel, 1);
+				free(l->pending);       /* a .config still to apply */
+				l->pending = NULL;
+			}
+		pthread_mutex_unlock(&v->lock);
+		cache_view_release(&cv);
+	}
 	return cache_view_delete(v->cache, name);
+}
+
+int views_unhide(views_t *v, const char *name, const char *text, size_t len,
+		 char *why, size_t whylen)
+{
+	struct cache_view cv;
+	uint64_t n = 0, total = 0;
+	int err;
+
+	why[0] = '\0';
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	/* "all", or blob ids (or message file names holding one), a line each */
+	while (len && !err) {
+		const char *nl = memchr(text, '\n', len);
+		size_t ll = nl ? (size_t)(nl - text) : len, i;
+		unsigned char oid[CACHE_OID_LEN];
+		char line[256];
+
+		if (ll >= sizeof(line)) {
+			snprintf(why, whylen, ".unhide: a line is too long");
+			err = EINVAL;
+			break;
+		}
+		memcpy(line, text, ll);
+		line[ll] = '\0';
+		text += ll + (nl != NULL);
+		len -= ll + (nl != NULL);
+		while (ll && (line[ll - 1] == '\r' || line[ll - 1] == ' ' || line[ll - 1] == '\t'))
+			line[--ll] = '\0';
+		if (!ll)
+			continue;
+		if (!strcmp(line, "all")) {
+			err = cache_entry_unhide(v->cache, cv.id, NULL, &n);
+			total += n;
+			continue;
+		}
+		/* a bare id, or a name such as 1700000000.<id>.leifs:2,S */
+		for (i = 0; i + 40 <= ll; i++)
+			if ((i == 0 || line[i - 1] == '.') && !cache_oid_parse(line + i, oid) &&
+			    (line[i + 40] == '\0' || line[i + 40] == '.'))
+				break;
+		if (i + 40 > ll) {
+			snprintf(why, whylen, ".unhide: not \"all\" or a blob id: %.80s", line);
+			err = EINVAL;
+			break;
+		}
+		err = cache_entry_unhide(v->cache, cv.id, oid, &n);
+		total += n;
+	}
+	if (total && v->o.changed)
+		v->o.changed(v->o.changed_arg, cv.id);
+	if (err && why[0]) {
+		struct live *l;
+
+		pthread_mutex_lock(&v->lock);
+		if ((l = live_get(v, cv.id, name))) {
+			free(l->refusal);
+			l->refusal = strdup(why);
+		}
+		pthread_mutex_unlock(&v->lock);
+	}
+	cache_view_release(&cv);
+	return err;
+}
+
+static int add_hidden(void *arg, const struct cache_entry *e)
+{
+	char hex[2 * CACHE_OID_LEN + 1];
+
+	cache_oid_hex(e->oid, hex);
+	return fprintf(arg, "%s\n", hex) < 0 ? EIO : 0;
+}
+
+int views_hidden(views_t *v, const char *name, char **out)
+{
+	struct cache_view cv;
+	size_t len;
+	FILE *f;
+	int err;
+
+	*out = NULL;
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	if (!(f = open_memstream(out, &len))) {
+		cache_view_release(&cv);
+		return ENOMEM;
+	}
+	err = cache_hidden_each(v->cache, cv.id, add_hidden, f);
+	fclose(f);
+	cache_view_release(&cv);
+	if (err) {
+		free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 int views_get(views_t *v, const char *name, struct cache_view *out)

@@ -30,6 +30,9 @@ struct views_opts {
 	long timeout;           /* seconds a caller may wait for the network */
 	long margin;            /* seconds subtracted from the dt: bound */
 	long refresh_all;       /* refresh every view this often; 0: off */
+	long empty_confirm;     /* seconds between two empty answers to full
+				 * searches of a view that has messages
+				 * before the view is emptied */
 	size_t max_message;
 	size_t map_size;        /* LMDB map size */
 	const char *cafile;
@@ -55,8 +58,16 @@ cache_t *views_cache(views_t *v);
 /* mkdir: decode and check the name, then make the view.  EINVAL with the
  * reason in `why` (also kept for views_errors()). */
 int views_create(views_t *v, const char *name, char *why, size_t whylen);
-/* rmdir */
+/* rmdir (and the end of rm -rf): the view's running search stops and
+ * nothing more is written under it; then it goes with all it holds. */
 int views_remove(views_t *v, const char *name);
+/* VIEW/.unhide: the blob ids of the messages unlinked from the view, a
+ * line each (malloc'd); and bring back "all" of them or those named, a
+ * line each (a blob id, or a message file name holding one), where they
+ * were.  EINVAL with the reason in `why` (and .status). */
+int views_hidden(views_t *v, const char *name, char **out);
+int views_unhide(views_t *v, const char *name, const char *text, size_t len,
+		 char *why, size_t whylen);
 /* Whether a record of the cache is a local archive's own ("\001..."),
  * never shown or looked up as a view. */
 int views_is_internal(const char *name);

@@ -37,6 +37,7 @@ struct net_req {
 	int insecure;           /* skip TLS verification (never by default) */
 	const char *proxy;      /* NULL: curl's *_proxy environment variables */
 	atomic_int *stop;       /* non-zero: abort with ECANCELED */
+	atomic_int *cancel;     /* the same, for one request (a removed view) */
 };
 
 struct net_res {

@@ -111,7 +111,8 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
 	struct xfer *x = arg;
 
 	(void)dt, (void)dn, (void)ut, (void)un;
-	if (x->req->stop && atomic_load(x->req->stop)) {
+	if ((x->req->stop && atomic_load(x->req->stop)) ||
+	    (x->req->cancel && atomic_load(x->req->cancel))) {
 		x->err = ECANCELED;
 		return 1;
 	}

@@ -1,0 +1,224 @@
+/*
+ * A consistency check of the cache (leifs --check DIR): every record under
+ * a view id belongs to a view that exists, every entry's message is
+ * stored, and each message's reference count is the number of entries
+ * that hold it.  One read transaction: a snapshot, safe while a daemon
+ * writes.
+ */
+#include <errno.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache-private.h"
+
+static guint oid_hash(gconstpointer p)
+{
+	guint h;
+
+	memcpy(&h, p, sizeof(h));
+	return h;
+}
+
+static gboolean oid_equal(gconstpointer a, gconstpointer b)
+{
+	return !memcmp(a, b, CACHE_OID_LEN);
+}
+
+static uint64_t key_view(const MDB_val *k)
+{
+	const unsigned char *p = k->mv_data;
+	uint64_t id = 0;
+	int i;
+
+	for (i = 0; i < 8 && (size_t)i < k->mv_size; i++)
+		id = id << 8 | p[i];
+	return id;
+}
+
+struct check {
+	cache_t *c;
+	MDB_txn *txn;
+	GHashTable *views;      /* ids of views that exist */
+	GHashTable *held;       /* oid -> entries holding it */
+	struct cache_check *r;
+	FILE *out;
+};
+
+/* every record of dbi whose key starts with a view id that is no view's */
+static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *count)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	uint64_t last = 0;
+	int rc;
+
+	if ((rc = mdb_cursor_open(ck->txn, dbi, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		uint64_t id = key_view(&k);
+
+		if (k.mv_size < 8 || g_hash_table_contains(ck->views, &id))
+			continue;
+		++*count;
+		if (ck->out && id != last)
+			fprintf(ck->out, "orphan %s of removed view %llu\n", what,
+				(unsigned long long)id);
+		last = id;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+static int count_entries(struct check *ck)
+{
+	MDB_cursor *cur;
+	MDB_val k, d, mk, md;
+	int rc;
+
+	if ((rc = mdb_cursor_open(ck->txn, ck->c->entry, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		const unsigned char *oid = (const unsigned char *)k.mv_data + 8;
+		gpointer n;
+
+		if (k.mv_size != 8 + CACHE_OID_LEN || d.mv_size != sizeof(struct entry_rec)) {
+			ck->r->bad_records++;
+			continue;
+		}
+		n = g_hash_table_lookup(ck->held, oid);
+		g_hash_table_insert(ck->held, (gpointer)oid, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
+		mk.mv_size = CACHE_OID_LEN;
+		mk.mv_data = (void *)oid;
+		if (mdb_get(ck->txn, ck->c->msg, &mk, &md)) {
+			ck->r->missing_messages++;
+			if (ck->out)
+				fprintf(ck->out, "entry of view %llu without its message\n",
+					(unsigned long long)key_view(&k));
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+static void say_oid(FILE *out, const char *what, const unsigned char *oid, size_t a, size_t b)
+{
+	char hex[2 * CACHE_OID_LEN + 1];
+
+	if (!out)
+		return;
+	cache_oid_hex(oid, hex);
+	fprintf(out, "%s %s: %zu, entries %zu\n", what, hex, a, b);
+}
+
+static int check_refs(struct check *ck)
+{
+	MDB_cursor *cur;
+	MDB_val k, d, rk, rd;
+	int rc;
+
+	/* every stored message is held by as many entries as its count says */
+	if ((rc = mdb_cursor_open(ck->txn, ck->c->msg, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		size_t held = k.mv_size == CACHE_OID_LEN ?
+			GPOINTER_TO_SIZE(g_hash_table_lookup(ck->held, k.mv_data)) : 0;
+		uint32_t n = 0;
+
+		ck->r->messages++;
+		if (!mdb_get(ck->txn, ck->c->refs, &k, &rd) && rd.mv_size == sizeof(n))
+			memcpy(&n, rd.mv_data, sizeof(n));
+		if (!held) {
+			ck->r->unheld_messages++;
+			say_oid(ck->out, "message held by no entry, count", k.mv_data, n, 0);
+		} else if (n != held) {
+			ck->r->wrong_refs++;
+			say_oid(ck->out, "wrong count of message", k.mv_data, n, held);
+		}
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return cache_errno(rc);
+	/* and no count is left for a message that went */
+	if ((rc = mdb_cursor_open(ck->txn, ck->c->refs, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		rk = k;
+		if (mdb_get(ck->txn, ck->c->msg, &rk, &rd)) {
+			ck->r->wrong_refs++;
+			say_oid(ck->out, "count of a message not stored", k.mv_data, 0, 0);
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+static int list_views(struct check *ck)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(ck->txn, ck->c->view, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		struct view_rec r;
+		uint64_t *id;
+		unsigned char key[8];
+		MDB_val ik = { sizeof(key), key }, id_d;
+
+		if (d.mv_size < sizeof(r)) {
+			ck->r->bad_records++;
+			continue;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		ck->r->views++;
+		if (!(id = g_malloc(sizeof(*id))))
+			continue;
+		*id = r.id;
+		g_hash_table_add(ck->views, id);
+		cache_key_id(key, r.id);
+		if (mdb_get(ck->txn, ck->c->ids, &ik, &id_d) || id_d.mv_size != k.mv_size ||
+		    memcmp(id_d.mv_data, k.mv_data, k.mv_size)) {
+			ck->r->bad_records++;
+			if (ck->out)
+				fprintf(ck->out, "view %llu has no id record\n",
+					(unsigned long long)r.id);
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+int cache_check(cache_t *c, FILE *out, struct cache_check *r)
+{
+	struct check ck = { .c = c, .r = r, .out = out };
+	int rc, err;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &ck.txn)))
+		return cache_errno(rc);
+	ck.views = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	ck.held = g_hash_table_new(oid_hash, oid_equal);
+	if (!(err = list_views(&ck)) &&
+	    !(err = orphans(&ck, c->ids, "id record", &r->orphans)) &&
+	    !(err = orphans(&ck, c->entry, "entries", &r->orphans)) &&
+	    !(err = orphans(&ck, c->dedupe, "dedupe records", &r->orphans)) &&
+	    !(err = orphans(&ck, c->files, "files", &r->orphans)) &&
+	    !(err = orphans(&ck, c->marks, "bookmarks", &r->orphans)) &&
+	    !(err = orphans(&ck, c->away, "user state", &r->orphans)) &&
+	    !(err = count_entries(&ck)))
+		err = check_refs(&ck);
+	r->held = g_hash_table_size(ck.held);
+	g_hash_table_destroy(ck.held);
+	g_hash_table_destroy(ck.views);
+	mdb_txn_abort(ck.txn);
+	return err;
+}
+
+uint64_t cache_check_problems(const struct cache_check *r)
+{
+	return r->orphans + r->missing_messages + r->unheld_messages + r->wrong_refs +
+	       r->bad_records;
+}
