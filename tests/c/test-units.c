@@ -308,7 +308,7 @@ static void test_cache(void)
 
 		CHECK(cache_entry_any(c, v.id, &any) == 0 && any == 0);
 	}
-	CHECK(cache_batch_new(c, v.id, 1, 1, 1, CACHE_DEDUPE_CONTENT, &b) == 0);
+	CHECK(cache_batch_new(c, v.id, v.epoch, 1, 1, 1, CACHE_DEDUPE_CONTENT, &b) == 0);
 	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_add(b, msg1dup, sizeof(msg1dup) - 1) == 0);
 	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
@@ -384,18 +384,18 @@ static void test_sweep(void)
 	cache_oid(msg2, sizeof(msg2) - 1, o2);
 	CHECK(cache_view_create(c, "a", "s:a", &a) == 0);
 	CHECK(cache_view_create(c, "b", "s:b", &b) == 0);
-	CHECK(cache_batch_new(c, a.id, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_new(c, a.id, a.epoch, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0);
 	cache_batch_free(bt);
-	CHECK(cache_batch_new(c, b.id, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_new(c, b.id, b.epoch, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 1);
 	cache_batch_free(bt);
 	/* a flag on msg1 in view a, then a full search that finds only msg1 */
 	CHECK(cache_entry_update(c, a.id, o1, CACHE_CUR, 1u << 4, 0) == 0);
-	CHECK(cache_batch_new(c, a.id, 0, 2, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 2, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 0);
 	cache_batch_free(bt);
@@ -637,7 +637,7 @@ static void test_view_shape(void)
 	for (mode = CACHE_DEDUPE_CONTENT; mode <= CACHE_DEDUPE_NONE; mode++) {
 		/* as a .config change does: forget the copies, search in full */
 		CHECK(cache_view_clear_dedupe(c, v.id) == 0);
-		CHECK(cache_batch_new(c, v.id, 1, (uint32_t)mode + 1, 1, mode, &b) == 0);
+		CHECK(cache_batch_new(c, v.id, v.epoch, 1, (uint32_t)mode + 1, 1, mode, &b) == 0);
 		for (i = 0; i < 3; i++)
 			CHECK(cache_batch_add(b, msgs[i], strlen(msgs[i])) == 0);
 		CHECK(cache_batch_flush(b) == 0);
