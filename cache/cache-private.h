@@ -62,6 +62,8 @@ struct file_rec {
 };
 
 int cache_errno(int rc);
+/* mkdir -p, mode 0700; 0 or an errno */
+int cache_mkdir_p(const char *dir);
 /* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
  * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,

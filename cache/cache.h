@@ -41,6 +41,16 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen);
 void cache_close(cache_t *c);
 
+/* Take the cache directory `dir` (made if need be) for this process:
+ * an exclusive flock() on DIR/lock, which holds the holder's pid.  The
+ * caller keeps *fd open for as long as it serves (the lock goes with the
+ * last descriptor of it, and with the process, however it ends; fork()
+ * shares it).  EBUSY when another process holds it, with its pid in `why`.
+ * Take it before cache_open(), once per process. */
+int cache_lock(const char *dir, int *fd, char *why, size_t whylen);
+/* After fork() (daemonizing): write the new holder's pid into the lock. */
+void cache_lock_moved(int fd);
+
 /* ---- views ---- */
 
 enum cache_view_state {

@@ -32,7 +32,7 @@ int cache_errno(int rc)
 	}
 }
 
-static int mkdir_p(const char *dir)
+int cache_mkdir_p(const char *dir)
 {
 	char *p = strdup(dir), *s;
 	int err = 0;
@@ -100,7 +100,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	if (!c)
 		return ENOMEM;
 	snprintf(path, sizeof(path), "%s/lmdb", dir);
-	if ((err = mkdir_p(path))) {
+	if ((err = cache_mkdir_p(path))) {
 		snprintf(why, whylen, "cannot create %s: %s", path, strerror(err));
 		free(c);
 		return err;

@@ -319,7 +319,7 @@ int main(int argc, char *argv[])
 	views_t *views = NULL;
 	static char *default_source[] = { "https://lore.kernel.org/all/" };
 	char why[512];
-	int ret = 1, i;
+	int ret = 1, i, lock_fd = -1;
 
 	if (fuse_opt_parse(&args, &o, leifs_opts, opt_proc) == -1) {
 		ret = 2;
@@ -395,6 +395,13 @@ int main(int argc, char *argv[])
 		ret = 2; /* libfuse said which option it did not know */
 		goto out_opts;
 	}
+	/* one daemon per cache, before anything is made or mounted; the
+	 * lock passes through fork() to the daemon that serves */
+	if (cache_lock(o.cache, &lock_fd, why, sizeof(why))) {
+		fprintf(stderr, "leifs: %s\n", why);
+		ret = 1;
+		goto out_session;
+	}
 	/* LMDB must not cross fork(): try the cache now for a clear error,
 	 * open it for real after daemonizing */
 	if (views_open(&vo, &views, why, sizeof(why))) {
@@ -420,6 +427,7 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	if (!cl.foreground)
 		log_to_syslog();
+	cache_lock_moved(lock_fd);
 	vo.changed = fs_view_changed;
 	vo.changed_arg = se;
 	if (views_open(&vo, &views, why, sizeof(why))) {
@@ -445,6 +453,8 @@ out_destroy:
 	net_global_cleanup();
 out_session:
 	fuse_session_destroy(se);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (ret != 2)
 		ret = ret ? 1 : 0;
 out_opts:
