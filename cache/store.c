@@ -105,6 +105,16 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 		free(c);
 		return err;
 	}
+	if (asprintf(&c->datafile, "%s/data.mdb", path) < 0) {
+		free(c);
+		return ENOMEM;
+	}
+	/* LMDB would map a short file and fault on its first read past the end */
+	if ((err = cache_check_file(c->datafile, why, whylen))) {
+		free(c->datafile);
+		free(c);
+		return err;
+	}
 	if ((rc = mdb_env_create(&c->env)))
 		goto fail;
 	mdb_env_set_maxdbs(c->env, 16);
@@ -129,6 +139,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 		goto fail;
 	}
 	find_map(c);
+	cache_guard_map(c->map, c->maplen);
 	*out = c;
 	return 0;
 fail:
@@ -137,6 +148,7 @@ fail:
 		mdb_txn_abort(txn);
 	if (c->env)
 		mdb_env_close(c->env);
+	free(c->datafile);
 	free(c);
 	return cache_errno(rc);
 }
@@ -176,7 +188,9 @@ void cache_close(cache_t *c)
 {
 	if (!c)
 		return;
+	cache_guard_map(NULL, 0);
 	mdb_env_close(c->env);
+	free(c->datafile);
 	free(c);
 }
 

@@ -419,7 +419,7 @@ int main(int argc, char *argv[])
 	cache_mail_init();
 	fs_init();
 
-	if (fuse_set_signal_handlers(se))
+	if (fuse_set_signal_handlers(se) || cache_guard_install())
 		goto out_destroy;
 	if (fuse_session_mount(se, cl.mountpoint))
 		goto out_handlers;
