@@ -91,6 +91,11 @@ extern _Thread_local sigjmp_buf *cache_guard_jb;   /* armed guard, this thread *
 	}								\
 	cache_r_; })
 
+/* Whether the filesystem the cache is on is (nearly) full: after a write
+ * failed with ENOSPC or EIO, says that the disk is the cause, not the map
+ * (MDB_MAP_FULL, also ENOSPC: raising map_size helps only then). */
+int cache_fs_full(cache_t *c);
+
 /* Take the cache directory `dir` (made if need be) for this process:
  * an exclusive flock() on DIR/lock, which holds the holder's pid.  The
  * caller keeps *fd open for as long as it serves (the lock goes with the

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -167,4 +168,23 @@ int cache_damaged(cache_t *c, char *why, size_t whylen)
 		snprintf(why, whylen, "cache %s is damaged (a read of it faulted); "
 			 "unmount, move it away to start afresh", c->datafile);
 	return 1;
+}
+
+/* ---- a full filesystem ---- */
+
+/* LMDB says ENOSPC for a write the filesystem refused, EIO for one it cut
+ * short, and MDB_MAP_FULL (ENOSPC here too) for a full map: what is left on
+ * the filesystem tells them apart, since after a failed write on a full one
+ * less than a commit's worth of pages is free. */
+#define FS_LOW (1u << 20)
+int cache_fs_full(cache_t *c)
+{
+	struct statvfs sv;
+	unsigned long long left;
+
+	if (!c || statvfs(c->datafile, &sv))
+		return 0;
+	/* root may use the blocks kept back for it */
+	left = (unsigned long long)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) * sv.f_frsize;
+	return left < FS_LOW;
 }
