@@ -24,6 +24,8 @@ struct cache {
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
+	char *datafile; /* DIR/lmdb/data.mdb, for messages */
+	atomic_int damaged;     /* a guarded read faulted (damage.c) */
 };
 
 /* Unmap the map's pages from this process (they stay cached): see store.c.
@@ -80,6 +82,13 @@ int cache_errno(int rc);
  * was removed; *epoch (if given) gets its epoch.  Writers under a view id
  * call it so that nothing is written under a removed view. */
 int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch);
+/* Before mdb_env_open: EIO, with why, if `file` is shorter than its
+ * newer valid LMDB meta page says (damage.c); 0 if it has no pages yet. */
+int cache_check_file(const char *file, char *why, size_t whylen);
+/* Where the open cache's map is, for the fault handler's messages. */
+void cache_guard_map(void *map, size_t len);
+/* mkdir -p, mode 0700; 0 or an errno */
+int cache_mkdir_p(const char *dir);
 /* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
  * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,

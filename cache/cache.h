@@ -33,6 +33,8 @@
 #ifndef LEIFS_CACHE_H
 #define LEIFS_CACHE_H
 
+#include <errno.h>
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +50,69 @@ typedef struct cache cache_t;
 int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen);
 void cache_close(cache_t *c);
+
+/*
+ * Damage.  LMDB checks the structure of what it reads only in part and
+ * trusts its file: a data.mdb shorter than its meta page says is refused by
+ * cache_open (EIO, "truncated" in why); garbage in a page can send LMDB's
+ * reads outside the map, a SIGBUS or SIGSEGV.  Reads made for a FUSE
+ * request run under CACHE_GUARDED: a fault there becomes EIO for that call
+ * and marks the cache damaged, after which every guarded read fails at once
+ * with EIO (the map is not trusted again until a remount with the file moved
+ * away).  A fault outside a guard on the map (a write transaction: unwinding
+ * would leave LMDB's writer lock held) is logged and aborts the daemon.
+ * What nothing detects: a bit flipped in a page whose structure stays valid
+ * (a message's bytes, a flag, a date) is served as it is; LMDB keeps no
+ * checksums.  A message's name carries its blob id, so `git hash-object`
+ * on the file tells a damaged message from a good one.
+ */
+/* Once, at startup: the SIGBUS/SIGSEGV handler behind CACHE_GUARDED. */
+int cache_guard_install(void);
+/* Whether a guarded read has faulted; `why` (if not NULL) gets a line
+ * saying so and what to do. */
+int cache_damaged(cache_t *c, char *why, size_t whylen);
+/* For CACHE_GUARDED: marks the cache damaged; 1 the first time. */
+int cache_guard_fault(cache_t *c);
+extern _Thread_local sigjmp_buf *cache_guard_jb;   /* armed guard, this thread */
+/*
+ * `r = CACHE_GUARDED(c, cache_x(c, ...), on_fault);` runs the read call and
+ * gives its result; or EIO at once if the cache is damaged; or, after a
+ * fault in the call, EIO, having evaluated `on_fault` (e.g. to log) if this
+ * was the cache's first fault.  Only for calls
+ * that hold no lock and open no write transaction while they read: a fault
+ * jumps out of them, leaking their read transaction and what they
+ * allocated (the cache is given up as damaged anyway).
+ */
+#define CACHE_GUARDED(c, call, on_fault) __extension__ ({		\
+	sigjmp_buf cache_jb_;						\
+	volatile int cache_r_ = EIO;					\
+	if (cache_damaged((c), NULL, 0)) {				\
+		cache_r_ = EIO;						\
+	} else if (sigsetjmp(cache_jb_, 0)) {				\
+		if (cache_guard_fault(c))				\
+			(void)(on_fault);				\
+		cache_r_ = EIO;						\
+	} else {							\
+		cache_guard_jb = &cache_jb_;				\
+		cache_r_ = (call);					\
+		cache_guard_jb = NULL;					\
+	}								\
+	cache_r_; })
+
+/* Whether the filesystem the cache is on is (nearly) full: after a write
+ * failed with ENOSPC or EIO, says that the disk is the cause, not the map
+ * (MDB_MAP_FULL, also ENOSPC: raising map_size helps only then). */
+int cache_fs_full(cache_t *c);
+
+/* Take the cache directory `dir` (made if need be) for this process:
+ * an exclusive flock() on DIR/lock, which holds the holder's pid.  The
+ * caller keeps *fd open for as long as it serves (the lock goes with the
+ * last descriptor of it, and with the process, however it ends; fork()
+ * shares it).  EBUSY when another process holds it, with its pid in `why`.
+ * Take it before cache_open(), once per process. */
+int cache_lock(const char *dir, int *fd, char *why, size_t whylen);
+/* After fork() (daemonizing): write the new holder's pid into the lock. */
+void cache_lock_moved(int fd);
 
 /* ---- views ---- */
 

@@ -32,7 +32,7 @@ int cache_errno(int rc)
 	}
 }
 
-static int mkdir_p(const char *dir)
+int cache_mkdir_p(const char *dir)
 {
 	char *p = strdup(dir), *s;
 	int err = 0;
@@ -168,8 +168,18 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	if (!c)
 		return ENOMEM;
 	snprintf(path, sizeof(path), "%s/lmdb", dir);
-	if ((err = mkdir_p(path))) {
+	if ((err = cache_mkdir_p(path))) {
 		snprintf(why, whylen, "cannot create %s: %s", path, strerror(err));
+		free(c);
+		return err;
+	}
+	if (asprintf(&c->datafile, "%s/data.mdb", path) < 0) {
+		free(c);
+		return ENOMEM;
+	}
+	/* LMDB would map a short file and fault on its first read past the end */
+	if ((err = cache_check_file(c->datafile, why, whylen))) {
+		free(c->datafile);
 		free(c);
 		return err;
 	}
@@ -200,6 +210,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 		goto fail;
 	}
 	find_map(c);
+	cache_guard_map(c->map, c->maplen);
 	*out = c;
 	return 0;
 fail:
@@ -208,6 +219,7 @@ fail:
 		mdb_txn_abort(txn);
 	if (c->env)
 		mdb_env_close(c->env);
+	free(c->datafile);
 	free(c);
 	return cache_errno(rc);
 }
@@ -247,7 +259,9 @@ void cache_close(cache_t *c)
 {
 	if (!c)
 		return;
+	cache_guard_map(NULL, 0);
 	mdb_env_close(c->env);
+	free(c->datafile);
 	free(c);
 }
 

@@ -32,6 +32,22 @@ static views_t *V(fuse_req_t req)
 }
 
 /*
+ * Reads of the cache made for a request run under GUARD: damage in
+ * data.mdb that makes LMDB fault becomes EIO for the request (and for every
+ * later one), logged once, instead of the end of the mount (cache.h).
+ * Only around calls that take no lock of ours and write nothing.
+ */
+static int log_damage(views_t *v)
+{
+	char why[600];
+
+	if (cache_damaged(views_cache(v), why, sizeof(why)))
+		log_err("%s", why);
+	return 0;
+}
+#define GUARD(v, call) CACHE_GUARDED(views_cache(v), call, log_damage(v))
+
+/*
  * A search changed a view: the kernel keeps listings of cur/ and new/ (and
  * their attributes, for LIST_TIMEOUT) and would show the change only when
  * those expire.  Invalidating the two inodes makes the next listing ask.
@@ -152,7 +168,7 @@ static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
 /* the view a node belongs to, checked to be the same view (same id) */
 static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
 {
-	int err = views_get(v, n->view, cv);
+	int err = GUARD(v, views_get(v, n->view, cv));
 
 	if (!err && cv->id != n->vid) {
 		cache_view_release(cv);
@@ -186,11 +202,17 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 	case N_QSTATUS:
 		return views_errors(v, out);
 	case N_STATUS:
+		/* it reads the cache with locks held: not under GUARD, so
+		 * never once the cache is known damaged */
+		if (cache_damaged(views_cache(v), NULL, 0))
+			return EIO;
 		return views_status(v, n->view, out);
 	case N_REFRESH:
 		*out = strdup("");
 		return *out ? 0 : ENOMEM;
 	case N_CONFIG:
+		if (cache_damaged(views_cache(v), NULL, 0))
+			return EIO;
 		return views_config(v, n->view, out);
 	case N_UNHIDE:
 		return views_hidden(v, n->view, out);
@@ -301,7 +323,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		file_attr(st, 0444, 0, time(NULL));
 		return text_attr(v, n, st, timeout);
 	case N_MSG:
-		if ((err = cache_entry_get(views_cache(v), n->vid, n->oid, &e)))
+		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
 		file_attr(st, 0444, (off_t)e.size, (time_t)e.date);
 		*timeout = MSG_ATTR_TIMEOUT;
@@ -313,7 +335,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 
 		if ((err = file_node_name(n, &name)))
 			return err;
-		err = cache_file_stat(views_cache(v), n->vid, name, &len, &mtime);
+		err = GUARD(v, cache_file_stat(views_cache(v), n->vid, name, &len, &mtime));
 		free(name);
 		if (err)
 			return err;
@@ -408,7 +430,7 @@ static int find_msg(views_t *v, const struct node *dir, const char *name,
 
 	if (msgname_parse(name, &m))
 		return ENOENT;
-	if ((err = cache_entry_get(views_cache(v), dir->vid, m.oid, e)))
+	if ((err = GUARD(v, cache_entry_get(views_cache(v), dir->vid, m.oid, e))))
 		return err;
 	if (e->where != (dir->kind == N_CUR ? CACHE_CUR : CACHE_NEW))
 		return ENOENT;
@@ -440,7 +462,7 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 			n = node_lookup(N_QSTATUS, 0, NULL, NULL);
 			break;
 		}
-		if ((err = views_get(v, name, &cv)))
+		if ((err = GUARD(v, views_get(v, name, &cv))))
 			return err;
 		n = node_lookup(N_VIEW, cv.id, name, NULL);
 		cache_view_release(&cv);
@@ -454,7 +476,8 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 			size_t len;
 			int64_t mtime;
 
-			if ((err = cache_file_stat(views_cache(v), parent->vid, name, &len, &mtime)))
+			if ((err = GUARD(v, cache_file_stat(views_cache(v), parent->vid, name,
+							    &len, &mtime))))
 				return err;
 			n = node_lookup_file(parent->vid, parent->view, name);
 		} else if (!n) {
@@ -724,21 +747,21 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		break;
 	case N_QUERIES:
 		dir_add(req, d, ".status", 3, S_IFREG);
-		err = cache_view_each(views_cache(v), add_view, &c);
+		err = GUARD(v, cache_view_each(views_cache(v), add_view, &c));
 		break;
 	case N_VIEW:
-		if ((err = views_listing(v, n->view)))
+		if ((err = GUARD(v, views_listing(v, n->view))))
 			break;
 		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
 			dir_add(req, d, view_children[i].name, (fuse_ino_t)(n->vid << 8 | (i + 2)),
 				view_children[i].kind <= N_TMP ? S_IFDIR : S_IFREG);
-		err = cache_file_each(views_cache(v), n->vid, add_file, &c);
+		err = GUARD(v, cache_file_each(views_cache(v), n->vid, add_file, &c));
 		break;
 	case N_CUR:
 	case N_NEW:
 		/* the kernel may answer readdir from its cache (see
 		 * fs_opendir): the listing is made only when it asks */
-		if ((err = views_listing(v, n->view)))
+		if ((err = GUARD(v, views_listing(v, n->view))))
 			break;
 		d->lazy = 1;
 		d->where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
@@ -796,7 +819,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	if (d->lazy) {
 		struct list_ctx c = { req, d, d->where, d->vid };
-		int err = cache_entry_each(views_cache(V(req)), d->vid, add_msg, &c);
+		int err = GUARD(V(req), cache_entry_each(views_cache(V(req)), d->vid, add_msg, &c));
 
 		d->lazy = 0;
 		if (!err)
@@ -1120,6 +1143,14 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_open(req, fi);
 }
 
+/* a function of its own: the guard's sigsetjmp stays away from fs_read's
+ * pointers (gcc's use-after-free analysis does not see through it) */
+static int guarded_file_read(views_t *v, uint64_t vid, const char *name, char **buf,
+			     size_t *got)
+{
+	return GUARD(v, cache_file_read(views_cache(v), vid, name, buf, got));
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -1137,7 +1168,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		err = text_read(V(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_FILE) {
 		if (!(err = file_node_name(n, &name))) {
-			err = cache_file_read(views_cache(V(req)), n->vid, name, &buf, &got);
+			err = guarded_file_read(V(req), n->vid, name, &buf, &got);
 			free(name);
 		}
 		if (!err && buf) {
@@ -1151,7 +1182,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 	} else if (n->kind == N_MSG) {
 		buf = malloc(size ? size : 1);
-		err = buf ? cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got)
+		err = buf ? GUARD(V(req), cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got))
 			  : ENOMEM;
 	} else {
 		err = EISDIR;

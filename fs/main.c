@@ -355,7 +355,7 @@ int main(int argc, char *argv[])
 	views_t *views = NULL;
 	static char *default_source[] = { "https://lore.kernel.org/all/" };
 	char why[512];
-	int ret = 1, i;
+	int ret = 1, i, lock_fd = -1;
 
 	if (argc == 3 && !strcmp(argv[1], "--check"))
 		return check_cache(argv[2]);
@@ -435,6 +435,13 @@ int main(int argc, char *argv[])
 		ret = 2; /* libfuse said which option it did not know */
 		goto out_opts;
 	}
+	/* one daemon per cache, before anything is made or mounted; the
+	 * lock passes through fork() to the daemon that serves */
+	if (cache_lock(o.cache, &lock_fd, why, sizeof(why))) {
+		fprintf(stderr, "leifs: %s\n", why);
+		ret = 1;
+		goto out_session;
+	}
 	/* LMDB must not cross fork(): try the cache now for a clear error,
 	 * open it for real after daemonizing */
 	if (views_open(&vo, &views, why, sizeof(why))) {
@@ -452,7 +459,7 @@ int main(int argc, char *argv[])
 	cache_mail_init();
 	fs_init();
 
-	if (fuse_set_signal_handlers(se))
+	if (fuse_set_signal_handlers(se) || cache_guard_install())
 		goto out_destroy;
 	if (fuse_session_mount(se, cl.mountpoint))
 		goto out_handlers;
@@ -460,6 +467,7 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	if (!cl.foreground)
 		log_to_syslog();
+	cache_lock_moved(lock_fd);
 	vo.changed = fs_view_changed;
 	vo.changed_arg = se;
 	if (views_open(&vo, &views, why, sizeof(why))) {
@@ -485,6 +493,8 @@ out_destroy:
 	net_global_cleanup();
 out_session:
 	fuse_session_destroy(se);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (ret != 2)
 		ret = ret ? 1 : 0;
 out_opts:

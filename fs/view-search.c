@@ -97,8 +97,12 @@ static void *run_source(void *arg)
 
 static void run_reason(const struct run *r, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s", r->err == ENOSPC ? "the cache is full (raise -o map_size)" :
-		 r->res.error[0] ? r->res.error : strerror(r->err));
+	/* a full disk shows as ENOSPC, or EIO when LMDB's write was cut short */
+	if ((r->err == ENOSPC || r->err == EIO) && cache_fs_full(views_cache(r->v)))
+		snprintf(buf, len, "no space left on the cache's filesystem (free some space there)");
+	else
+		snprintf(buf, len, "%s", r->err == ENOSPC ? "the cache is full (raise -o map_size)" :
+			 r->res.error[0] ? r->res.error : strerror(r->err));
 }
 
 /*

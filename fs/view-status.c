@@ -182,7 +182,7 @@ int views_status(views_t *v, const char *name, char **out)
 
 int views_errors(views_t *v, char **out)
 {
-	char *buf = NULL;
+	char *buf = NULL, damage[600];
 	size_t len = 0;
 	int i;
 	FILE *f = open_memstream(&buf, &len);
@@ -194,9 +194,13 @@ int views_errors(views_t *v, char **out)
 		print_url(f, v->o.sources[i]);
 		fputc('\n', f);
 	}
-	pthread_mutex_lock(&v->lock);
-	fprintf(f, "error: %s\n", v->last_refusal);
-	pthread_mutex_unlock(&v->lock);
+	if (cache_damaged(v->cache, damage, sizeof(damage))) {
+		fprintf(f, "error: %s\n", damage);
+	} else {
+		pthread_mutex_lock(&v->lock);
+		fprintf(f, "error: %s\n", v->last_refusal);
+		pthread_mutex_unlock(&v->lock);
+	}
 	fclose(f);
 	*out = buf;
 	return buf ? 0 : ENOMEM;

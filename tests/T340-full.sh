@@ -32,4 +32,21 @@ test_expect_success 'remounted with a larger map, the view completes and nothing
 	test_wait_for 30 "grep -q \"^state: fresh\" \"$BIG/.status\"" &&
 	[ "$(find "$BIG/cur" "$BIG/new" -type f | wc -l)" -gt 300 ] && check_oids "$BIG"/cur/*
 '
+
+# a full filesystem under the cache (not the map): the reason says so, since
+# raising map_size would not help; LMDB reports it as ENOSPC, or as EIO
+# when a write was cut short
+FS="$TRASH/smallfs"
+test_expect_success 'a full filesystem under the cache: .status says no space left on it' '
+	leifs_umount "$M" && mkdir -p "$FS" &&
+	mount -t tmpfs -o size=1m tmpfs "$FS" && test_atexit "umount -l \"$FS\"" &&
+	leifs_mount "$M" -o "source=$PI_URL,cache=$FS/cache,timeout=20,map_size=256" &&
+	mkdir "$BIG" && ls "$BIG/cur" >/dev/null &&
+	test_wait_for 20 "grep -q \"^state: failed\" \"$BIG/.status\"" &&
+	cat "$BIG/.status" &&
+	grep "^error: .*no space left on the cache.s filesystem" "$BIG/.status" &&
+	! grep -q "raise -o map_size" "$BIG/.status" &&
+	grep -q "no space left on the cache.s filesystem" "$TRASH/leifs.log" &&
+	leifs_umount "$M"
+'
 test_done
