@@ -104,10 +104,17 @@ static int put_id(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
  * to add). */
 static int index_ids(cache_t *c, MDB_txn *txn)
 {
+	MDB_stat ids, views;
 	MDB_cursor *cur;
 	MDB_val k, d;
 	int rc;
 
+	/* the counts are in the tables' own records: no page is read when
+	 * there is nothing to do (and a damaged page waits for its reader) */
+	if ((rc = mdb_stat(txn, c->ids, &ids)) || (rc = mdb_stat(txn, c->view, &views)))
+		return rc;
+	if (ids.ms_entries >= views.ms_entries)
+		return 0;
 	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
 		return rc;
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
@@ -214,7 +221,12 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	*out = c;
 	return 0;
 fail:
-	snprintf(why, whylen, "cannot open cache %s: %s", path, mdb_strerror(rc));
+	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
+	    rc == MDB_BAD_TXN || rc == MDB_VERSION_MISMATCH)
+		snprintf(why, whylen, "cache %s is damaged (%s); move it away to start afresh",
+			 path, mdb_strerror(rc));
+	else
+		snprintf(why, whylen, "cannot open cache %s: %s", path, mdb_strerror(rc));
 	if (txn)
 		mdb_txn_abort(txn);
 	if (c->env)
