@@ -120,27 +120,34 @@ static int flush(net_mboxrd_t *m)
 	return m->fn(m->arg, s, n);
 }
 
+/* 1 if the line (with its '\n', if any) is a From_ line, 0 if not, or
+ * -EFBIG: a From_ line may be as long as a message and no longer (max), so
+ * a separator is never taken for text because of its length.  REG_STARTEND
+ * (glibc, the BSDs) matches the bytes in place, a NUL among them as Perl
+ * does, with no copy and no fixed buffer. */
 static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 {
-	char buf[1024];
+	regmatch_t r[1];
 
 	if (len < 5 || memcmp(line, "From ", 5))
 		return 0;
-	if (len >= sizeof(buf))
-		return 0;       /* a real From_ line is short */
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (len && buf[len - 1] == '\n')
-		buf[len - 1] = '\0';
-	return regexec(&m->from_re, buf, 0, NULL, 0) == 0;
+	if (len > m->max)       /* as the carry of a line cut by a chunk */
+		return -EFBIG;
+	if (line[len - 1] == '\n')
+		len--;
+	r[0].rm_so = 0;
+	r[0].rm_eo = (regoff_t)len;
+	return regexec(&m->from_re, line, 1, r, REG_STARTEND) == 0;
 }
 
 /* one whole line, including its '\n' (absent only at end of stream) */
 static int line(net_mboxrd_t *m, const char *s, size_t len)
 {
-	int err;
+	int err = is_from_line(m, s, len);
 
-	if (is_from_line(m, s, len)) {
+	if (err < 0)
+		return -err;
+	if (err) {
 		if (m->in_msg && (err = flush(m)))
 			return err;
 		m->in_msg = 1;
