@@ -7,7 +7,8 @@
  *   - ">From ", ">>From " ... lose one '>',
  *   - one trailing empty line (the separator) is dropped,
  *   - blank messages are skipped.
- * Data before the first From_ line is an error: that is not an mbox.
+ * Data before the first From_ line is an error: that is not an mbox
+ * (EBADMSG, and net_mboxrd_why says what was found instead).
  */
 #include <errno.h>
 #include <regex.h>
@@ -27,6 +28,7 @@ struct net_mboxrd {
 	int in_msg;
 	int mboxo;
 	size_t count;
+	const char *why;        /* static: why the last EBADMSG */
 	regex_t from_re;
 };
 
@@ -69,6 +71,29 @@ void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo)
 size_t net_mboxrd_count(const net_mboxrd_t *m)
 {
 	return m->count;
+}
+
+const char *net_mboxrd_why(const net_mboxrd_t *m)
+{
+	return m->why ? m->why : "not an mbox";
+}
+
+/* Text where the first From_ line should be: EBADMSG, saying what it is.
+ * A CR not followed by LF is a line end of a CR-only stream, which then
+ * reads as one long line that cannot be a From_ line. */
+static int not_mbox(net_mboxrd_t *m, const char *s, size_t len)
+{
+	const char *cr = memchr(s, '\r', len);
+
+	while (cr && cr + 1 < s + len && cr[1] == '\n')
+		cr = memchr(cr + 1, '\r', (size_t)(s + len - cr - 1));
+	if (cr && cr + 1 < s + len)
+		m->why = "not an mbox (its lines end in CR only, with no LF)";
+	else if (len >= 5 && !memcmp(s, "From ", 5))
+		m->why = "not an mbox (its first From_ line is malformed)";
+	else
+		m->why = "not an mbox (it does not start with a From_ line)";
+	return EBADMSG;
 }
 
 static int grow(char **buf, size_t *cap, size_t need, size_t max)
@@ -146,7 +171,7 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 	int err = is_from_line(m, s, len);
 
 	if (err < 0)
-		return -err;
+		return m->in_msg ? -err : not_mbox(m, s, len);
 	if (err) {
 		if (m->in_msg && (err = flush(m)))
 			return err;
@@ -156,7 +181,7 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 	if (!m->in_msg) {
 		if (blank(s, len))
 			return 0;
-		return EPROTO;
+		return not_mbox(m, s, len);
 	}
 	if (s[0] == '>') {
 		size_t i = 1;
@@ -186,7 +211,9 @@ int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
 
 		if (m->clen || !nl) {
 			if ((err = grow(&m->carry, &m->ccap, m->clen + n, m->max)))
-				return err;
+				return err != EFBIG || m->in_msg ? err :
+				       m->clen ? not_mbox(m, m->carry, m->clen) :
+				       not_mbox(m, buf, n);
 			memcpy(m->carry + m->clen, buf, n);
 			m->clen += n;
 			if (nl) {

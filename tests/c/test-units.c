@@ -167,7 +167,8 @@ static void test_mboxrd(void)
 		struct got g = { .n = 0 };
 		net_mboxrd_t *m = net_mboxrd_new(1 << 20, collect, &g);
 
-		CHECK(net_mboxrd_feed(m, "<html>error</html>\n", 19) == EPROTO);
+		CHECK(net_mboxrd_feed(m, "<html>error</html>\n", 19) == EBADMSG);
+		CHECK(strstr(net_mboxrd_why(m), "does not start with a From_ line") != NULL);
 		net_mboxrd_free(m);
 	}
 	{
@@ -289,6 +290,30 @@ static void test_gunzip(void)
 	got_free(&g);
 	net_gunzip_free(z);
 	net_mboxrd_free(m);
+
+	/* gzip'd, but its lines end in CR only (issue #14: this was reported
+	 * as a truncated gzip): the splitter says what it is, at the end or
+	 * when the one long "line" passes max_message */
+	{
+		char cr[sizeof(mbox)];
+
+		for (i = 0; i < sizeof(mbox); i++)
+			cr[i] = mbox[i] == '\n' ? '\r' : mbox[i];
+		a = gz(cr, sizeof(cr) - 1, buf, sizeof(buf));
+		for (b = 0; b < 2; b++) {
+			m = net_mboxrd_new(b ? 100 : 1 << 20, collect, &g);
+			z = net_gunzip_new(m);
+			i = net_gunzip_feed(z, buf, a);
+			if (!i)
+				i = net_gunzip_finish(z);
+			CHECK(i == EBADMSG);
+			CHECK(strstr(net_mboxrd_why(m), "CR only") != NULL);
+			CHECK(g.n == 0);
+			got_free(&g);
+			net_gunzip_free(z);
+			net_mboxrd_free(m);
+		}
+	}
 
 	/* not gzip at all */
 	m = net_mboxrd_new(1 << 20, collect, &g);
