@@ -11,6 +11,7 @@
  * (EBADMSG, and net_mboxrd_why says what was found instead).
  */
 #include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,8 @@ static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 		return -EFBIG;
 	if (line[len - 1] == '\n')
 		len--;
+	if (len > INT_MAX)
+		return 0;       /* regoff_t is an int: no date is that far */
 	r[0].rm_so = 0;
 	r[0].rm_eo = (regoff_t)len;
 	return regexec(&m->from_re, line, 1, r, REG_STARTEND) == 0;
