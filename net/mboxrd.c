@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ struct net_mboxrd {
 	size_t mlen, mcap;
 	char *carry;            /* an incomplete line from the last chunk */
 	size_t clen, ccap;
+	char *fline;            /* a line that may be a From_ line, NUL-ended */
+	size_t fcap;
 	int in_msg;
 	int mboxo;
 	size_t count;
@@ -61,6 +64,7 @@ void net_mboxrd_free(net_mboxrd_t *m)
 	regfree(&m->from_re);
 	free(m->msg);
 	free(m->carry);
+	free(m->fline);
 	free(m);
 }
 
@@ -147,13 +151,15 @@ static int flush(net_mboxrd_t *m)
 }
 
 /* 1 if the line (with its '\n', if any) is a From_ line, 0 if not, or
- * -EFBIG: a From_ line may be as long as a message and no longer (max), so
- * a separator is never taken for text because of its length.  REG_STARTEND
- * (glibc, the BSDs) matches the bytes in place, a NUL among them as Perl
- * does, with no copy and no fixed buffer. */
+ * -EFBIG/-ENOMEM: a From_ line may be as long as a message and no longer
+ * (max), so a separator is never taken for text because of its length.
+ * The line is copied and NUL-terminated (sanitizers' regexec reads up to a
+ * NUL), then matched with REG_STARTEND (glibc, the BSDs) so that a NUL in
+ * it is matched as Perl matches it rather than ending it. */
 static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 {
 	regmatch_t r[1];
+	int err;
 
 	if (len < 5 || memcmp(line, "From ", 5))
 		return 0;
@@ -163,9 +169,14 @@ static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 		len--;
 	if (len > INT_MAX)
 		return 0;       /* regoff_t is an int: no date is that far */
+	if ((err = grow(&m->fline, &m->fcap, len + 1,
+			m->max < SIZE_MAX ? m->max + 1 : m->max)))
+		return -err;
+	memcpy(m->fline, line, len);
+	m->fline[len] = '\0';
 	r[0].rm_so = 0;
 	r[0].rm_eo = (regoff_t)len;
-	return regexec(&m->from_re, line, 1, r, REG_STARTEND) == 0;
+	return regexec(&m->from_re, m->fline, 1, r, REG_STARTEND) == 0;
 }
 
 /* one whole line, including its '\n' (absent only at end of stream) */
@@ -174,7 +185,7 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 	int err = is_from_line(m, s, len);
 
 	if (err < 0)
-		return m->in_msg ? -err : not_mbox(m, s, len);
+		return m->in_msg || err != -EFBIG ? -err : not_mbox(m, s, len);
 	if (err) {
 		if (m->in_msg && (err = flush(m)))
 			return err;
