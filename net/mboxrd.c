@@ -151,8 +151,9 @@ static int flush(net_mboxrd_t *m)
 }
 
 /* 1 if the line (with its '\n', if any) is a From_ line, 0 if not, or
- * -EFBIG/-ENOMEM: a From_ line may be as long as a message and no longer
- * (max), so a separator is never taken for text because of its length.
+ * -ENOMEM: a From_ line may be as long as a message and no longer (max, as
+ * line() makes sure), so a separator is never taken for text because of
+ * its length.
  * The line is copied and NUL-terminated (sanitizers' regexec reads up to a
  * NUL), then matched with REG_STARTEND (glibc, the BSDs) so that a NUL in
  * it is matched as Perl matches it rather than ending it. */
@@ -163,8 +164,6 @@ static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 
 	if (len < 5 || memcmp(line, "From ", 5))
 		return 0;
-	if (len > m->max)       /* as the carry of a line cut by a chunk */
-		return -EFBIG;
 	if (line[len - 1] == '\n')
 		len--;
 	if (len > INT_MAX)
@@ -179,13 +178,17 @@ static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 	return regexec(&m->from_re, m->fline, 1, r, REG_STARTEND) == 0;
 }
 
-/* one whole line, including its '\n' (absent only at end of stream) */
+/* one whole line, including its '\n' (absent only at end of stream); no
+ * line is longer than max, as the carry of a line cut by a chunk is not,
+ * so the result does not depend on the chunking */
 static int line(net_mboxrd_t *m, const char *s, size_t len)
 {
-	int err = is_from_line(m, s, len);
+	int err;
 
-	if (err < 0)
-		return m->in_msg || err != -EFBIG ? -err : not_mbox(m, s, len);
+	if (len > m->max)
+		return m->in_msg ? EFBIG : not_mbox(m, s, len);
+	if ((err = is_from_line(m, s, len)) < 0)
+		return -err;
 	if (err) {
 		if (m->in_msg && (err = flush(m)))
 			return err;
