@@ -84,7 +84,7 @@ uninstall:
 FUZZ_CC   ?= clang
 FUZZ_CXX  ?= clang++
 FUZZ_TIME ?= 60
-FUZZ_NAMES = mboxrd gunzip mail query config
+FUZZ_NAMES = mboxrd gunzip mail query config terms
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_OBJS = $(patsubst %.c,fuzz-build/%.o,$(filter %.c,$(LIB_SRCS))) \
 		$(patsubst %.cc,fuzz-build/%.o,$(filter %.cc,$(LIB_SRCS)))
@@ -104,6 +104,10 @@ fuzz-build/fuzz-%: fuzz-build/tests/fuzz/fuzz-%.o $(FUZZ_LIB_OBJS)
 	$(FUZZ_CXX) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LIBS)
 
 fuzz-bins: $(FUZZ_BINS)
+
+# the objects are not intermediate files: keep them, or every fuzz-bins
+# rebuilds the whole library with clang
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_NAMES:%=fuzz-build/tests/fuzz/fuzz-%.o)
 
 fuzz: $(FUZZ_BINS)
 	tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_NAMES)

@@ -237,6 +237,7 @@ static char *part_text(GMimeObject *o, size_t *len)
 	const char *sub = ct ? g_mime_content_type_get_media_subtype(ct) : "plain";
 	const char *cs = ct ? g_mime_content_type_get_parameter(ct, "charset") : NULL;
 	GByteArray *body;
+	const char *data;
 	char *s = NULL;
 	gsize w = 0;
 	size_t i, lf = 0;
@@ -247,28 +248,31 @@ static char *part_text(GMimeObject *o, size_t *len)
 	if (!g_ascii_strcasecmp(sub, "html") || !g_ascii_strcasecmp(sub, "xhtml"))
 		return NULL;
 	body = cache_part_body(GMIME_PART(o));
+	/* an empty GByteArray has no data at all: neither g_convert nor
+	 * pointer arithmetic take NULL, so an empty part reads as "" */
+	data = body->len ? (const char *)body->data : "";
 	qp = g_mime_part_get_content_encoding(GMIME_PART(o)) ==
 	     GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
 	if (!g_ascii_strcasecmp(type, "text") ||
 	    (!g_ascii_strcasecmp(type, "multipart") && !g_ascii_strcasecmp(sub, "mixed"))) {
-		if (!cs && ascii_only(body->data, body->len)) {
-			s = g_strndup((const char *)body->data, body->len);
+		if (!cs && ascii_only((const unsigned char *)data, body->len)) {
+			s = g_strndup(data, body->len);
 			w = body->len;
 		} else if (cs) {
-			s = g_convert((const char *)body->data, (gssize)body->len, "UTF-8", cs,
+			s = g_convert(data, (gssize)body->len, "UTF-8", cs,
 				      NULL, &w, NULL);
 		}
-		if (!s && g_utf8_validate((const char *)body->data, (gssize)body->len, NULL)) {
-			s = g_strndup((const char *)body->data, body->len);
+		if (!s && g_utf8_validate(data, (gssize)body->len, NULL)) {
+			s = g_strndup(data, body->len);
 			w = body->len;
 		}
 		if (!s)
-			s = g_convert((const char *)body->data, (gssize)body->len, "UTF-8",
+			s = g_convert(data, (gssize)body->len, "UTF-8",
 				      "ISO-8859-1", NULL, &w, NULL);
 	} else if (!g_ascii_strcasecmp(type, "application") &&
 		   !g_ascii_strcasecmp(sub, "octet-stream") &&
-		   printable_utf8((const char *)body->data, body->len)) {
-		s = g_strndup((const char *)body->data, body->len);
+		   printable_utf8(data, body->len)) {
+		s = g_strndup(data, body->len);
 		w = body->len;
 	}
 	g_byte_array_unref(body);

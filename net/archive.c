@@ -167,13 +167,13 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	if (!err)
 		err = net_mboxrd_finish(m);
 	res->messages = net_mboxrd_count(m);
-	net_mboxrd_free(m);
 	close(fd);
-	if (err == EPROTO)
-		say(res, "%s is not an mbox", path);
+	if (err == EBADMSG)
+		say(res, "%s is %s", path, net_mboxrd_why(m));
 	else if (err == EFBIG)
 		say(res, "a message of %s is over the size limit",
 			 path);
+	net_mboxrd_free(m);
 	if (!err && asprintf(next, "mbox %llu %llu %llu", (unsigned long long)st.st_dev,
 			     (unsigned long long)st.st_ino, (unsigned long long)pos) < 0)
 		err = ENOMEM;

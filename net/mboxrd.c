@@ -7,9 +7,12 @@
  *   - ">From ", ">>From " ... lose one '>',
  *   - one trailing empty line (the separator) is dropped,
  *   - blank messages are skipped.
- * Data before the first From_ line is an error: that is not an mbox.
+ * Data before the first From_ line is an error: that is not an mbox
+ * (EBADMSG, and net_mboxrd_why says what was found instead).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +27,12 @@ struct net_mboxrd {
 	size_t mlen, mcap;
 	char *carry;            /* an incomplete line from the last chunk */
 	size_t clen, ccap;
+	char *fline;            /* a line that may be a From_ line, NUL-ended */
+	size_t fcap;
 	int in_msg;
 	int mboxo;
 	size_t count;
+	const char *why;        /* static: why the last EBADMSG */
 	regex_t from_re;
 };
 
@@ -58,6 +64,7 @@ void net_mboxrd_free(net_mboxrd_t *m)
 	regfree(&m->from_re);
 	free(m->msg);
 	free(m->carry);
+	free(m->fline);
 	free(m);
 }
 
@@ -69,6 +76,29 @@ void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo)
 size_t net_mboxrd_count(const net_mboxrd_t *m)
 {
 	return m->count;
+}
+
+const char *net_mboxrd_why(const net_mboxrd_t *m)
+{
+	return m->why ? m->why : "not an mbox";
+}
+
+/* Text where the first From_ line should be: EBADMSG, saying what it is.
+ * A CR not followed by LF is a line end of a CR-only stream, which then
+ * reads as one long line that cannot be a From_ line. */
+static int not_mbox(net_mboxrd_t *m, const char *s, size_t len)
+{
+	const char *cr = memchr(s, '\r', len);
+
+	while (cr && cr + 1 < s + len && cr[1] == '\n')
+		cr = memchr(cr + 1, '\r', (size_t)(s + len - cr - 1));
+	if (cr && cr + 1 < s + len)
+		m->why = "not an mbox (its lines end in CR only, with no LF)";
+	else if (len >= 5 && !memcmp(s, "From ", 5))
+		m->why = "not an mbox (its first From_ line is malformed)";
+	else
+		m->why = "not an mbox (it does not start with a From_ line)";
+	return EBADMSG;
 }
 
 static int grow(char **buf, size_t *cap, size_t need, size_t max)
@@ -120,27 +150,46 @@ static int flush(net_mboxrd_t *m)
 	return m->fn(m->arg, s, n);
 }
 
+/* 1 if the line (with its '\n', if any) is a From_ line, 0 if not, or
+ * -ENOMEM: a From_ line may be as long as a message and no longer (max, as
+ * line() makes sure), so a separator is never taken for text because of
+ * its length.
+ * The line is copied and NUL-terminated (sanitizers' regexec reads up to a
+ * NUL), then matched with REG_STARTEND (glibc, the BSDs) so that a NUL in
+ * it is matched as Perl matches it rather than ending it. */
 static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 {
-	char buf[1024];
+	regmatch_t r[1];
+	int err;
 
 	if (len < 5 || memcmp(line, "From ", 5))
 		return 0;
-	if (len >= sizeof(buf))
-		return 0;       /* a real From_ line is short */
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (len && buf[len - 1] == '\n')
-		buf[len - 1] = '\0';
-	return regexec(&m->from_re, buf, 0, NULL, 0) == 0;
+	if (line[len - 1] == '\n')
+		len--;
+	if (len > INT_MAX)
+		return 0;       /* regoff_t is an int: no date is that far */
+	if ((err = grow(&m->fline, &m->fcap, len + 1,
+			m->max < SIZE_MAX ? m->max + 1 : m->max)))
+		return -err;
+	memcpy(m->fline, line, len);
+	m->fline[len] = '\0';
+	r[0].rm_so = 0;
+	r[0].rm_eo = (regoff_t)len;
+	return regexec(&m->from_re, m->fline, 1, r, REG_STARTEND) == 0;
 }
 
-/* one whole line, including its '\n' (absent only at end of stream) */
+/* one whole line, including its '\n' (absent only at end of stream); no
+ * line is longer than max, as the carry of a line cut by a chunk is not,
+ * so the result does not depend on the chunking */
 static int line(net_mboxrd_t *m, const char *s, size_t len)
 {
 	int err;
 
-	if (is_from_line(m, s, len)) {
+	if (len > m->max)
+		return m->in_msg ? EFBIG : not_mbox(m, s, len);
+	if ((err = is_from_line(m, s, len)) < 0)
+		return -err;
+	if (err) {
 		if (m->in_msg && (err = flush(m)))
 			return err;
 		m->in_msg = 1;
@@ -149,7 +198,7 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 	if (!m->in_msg) {
 		if (blank(s, len))
 			return 0;
-		return EPROTO;
+		return not_mbox(m, s, len);
 	}
 	if (s[0] == '>') {
 		size_t i = 1;
@@ -179,7 +228,9 @@ int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
 
 		if (m->clen || !nl) {
 			if ((err = grow(&m->carry, &m->ccap, m->clen + n, m->max)))
-				return err;
+				return err != EFBIG || m->in_msg ? err :
+				       m->clen ? not_mbox(m, m->carry, m->clen) :
+				       not_mbox(m, buf, n);
 			memcpy(m->carry + m->clen, buf, n);
 			m->clen += n;
 			if (nl) {

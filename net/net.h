@@ -65,15 +65,22 @@ typedef struct net_mboxrd net_mboxrd_t;
 net_mboxrd_t *net_mboxrd_new(size_t max_message, net_msg_fn fn, void *arg);
 /* mboxo: only ">From " loses its '>' (">>From " stays); default mboxrd */
 void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo);
+/* EFBIG: a message (or From_ line) over max_message; EBADMSG: not an mbox
+ * (text, or a line longer than max_message, before the first From_ line) */
 int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len);
 int net_mboxrd_finish(net_mboxrd_t *m);   /* flush the last message */
 size_t net_mboxrd_count(const net_mboxrd_t *m);
+/* after EBADMSG: what the stream is instead, e.g. "not an mbox (its lines
+ * end in CR only, with no LF)"; a static string */
+const char *net_mboxrd_why(const net_mboxrd_t *m);
 void net_mboxrd_free(net_mboxrd_t *m);
 
 typedef struct net_gunzip net_gunzip_t;
 net_gunzip_t *net_gunzip_new(net_mboxrd_t *sink);
+/* EPROTO: not gzip; else the splitter's errors */
 int net_gunzip_feed(net_gunzip_t *g, const void *buf, size_t len);
-int net_gunzip_finish(net_gunzip_t *g);   /* EPROTO if the stream is cut */
+/* EPROTO if the stream is cut (or empty); else the splitter's errors */
+int net_gunzip_finish(net_gunzip_t *g);
 void net_gunzip_free(net_gunzip_t *g);
 
 /*

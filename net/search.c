@@ -142,18 +142,34 @@ static int curl_errno(CURLcode rc)
 	}
 }
 
-static const char *stream_error(int err)
+/* why the stream stages failed, in res->error: each stage has its own
+ * errno (gunzip EPROTO, mboxrd EBADMSG), so a bad mbox is not called a
+ * bad gzip; `at_end`: the error came when the answer had all arrived */
+static void stream_error(struct net_res *res, const net_mboxrd_t *split, int err,
+			 int at_end)
 {
+	const char *why;
+
 	switch (err) {
 	case EFBIG:
-		return "a message in the answer exceeds max_message";
+		why = "a message in the answer exceeds max_message";
+		break;
 	case EPROTO:
-		return "the answer is not a gzip'd mboxrd stream";
+		why = at_end ? "the answer was cut short (truncated gzip)"
+			     : "the answer is not a gzip stream";
+		break;
+	case EBADMSG:
+		snprintf(res->error, sizeof(res->error), "the answer is %s",
+			 net_mboxrd_why(split));
+		return;
 	case ECANCELED:
-		return "search cancelled";
+		why = "search cancelled";
+		break;
 	default:
-		return strerror(err);
+		why = strerror(err);
+		break;
 	}
+	snprintf(res->error, sizeof(res->error), "%s", why);
 }
 
 int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
@@ -204,8 +220,7 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	if (x.err) {
 		err = x.err;
 		if (!res->error[0])
-			snprintf(res->error, sizeof(res->error), "%s",
-				 stream_error(err));
+			stream_error(res, x.split, err, 0);
 		goto out;
 	}
 	if (rc != CURLE_OK) {
@@ -231,9 +246,7 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	}
 	err = 0;
 	if (!x.skip && (err = net_gunzip_finish(x.gz))) {
-		snprintf(res->error, sizeof(res->error), "%s",
-			 err == EPROTO ? "the answer was cut short (truncated gzip)"
-				       : stream_error(err));
+		stream_error(res, x.split, err, 1);
 		goto out;
 	}
 out:

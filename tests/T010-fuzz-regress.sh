@@ -15,7 +15,7 @@ test_expect_success 'the fuzz targets build (clang, ASan, UBSan)' '
 test_expect_success 'seed corpus from the test generator' '
 	"$TEST_DIR/fuzz/seeds.sh" "$SRC_DIR/fuzz-build/seeds"
 '
-for name in mboxrd gunzip mail query config; do
+for name in mboxrd gunzip mail query config terms; do
 	test_expect_success "fuzz-$name: seeds and regressions run clean" '
 		set -- "$SRC_DIR/fuzz-build/seeds/$name"/* "$TEST_DIR/fuzz/regressions/$name"/* &&
 		for f in "$@"; do [ -f "$f" ] && echo "$f"; done >inputs &&

@@ -43,7 +43,7 @@ while read -r mode why; do
 done <<EOF2
 500 HTTP 500
 plain not a gzip
-htmlgz not a gzip
+htmlgz not an mbox (it does not start with a From_ line)
 trunc cut short
 reset $H/reset
 stall too slow
@@ -52,6 +52,7 @@ bomb max_message
 redirect HTTP 302
 biglen remaining
 bigmsg max_message
+cronly not an mbox (its lines end in CR only
 EOF2
 
 # broken but readable answers: taken as lei would split them

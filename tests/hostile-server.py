@@ -18,6 +18,7 @@ tests.  The first path component picks the behaviour for POST /MODE/?q=..:
   bigmsg  a message of 2 MiB (above the tests' max_message) among good ones
   badfrom an mboxrd whose From_ escaping is broken (an unescaped "From ")
   nodate  messages without Message-ID or Date, or with absurd dates
+  cronly  a valid gzip'd answer whose lines end in CR only (no LF at all)
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -151,6 +152,10 @@ class H(http.server.BaseHTTPRequestHandler):
                    b"\nFrom someone@example.org Mon Jun  2 10:00:00 2025\nmore\n\n" +
                    b"From mboxrd@z Thu Jan  1 00:00:00 1970\n" + MSGS[1] + b"\n")
             page = gzip.compress(raw)
+            self.head(200, length=len(page))
+            self.wfile.write(page)
+        elif mode == "cronly":
+            page = gzip.compress(mboxrd().replace(b"\n", b"\r"))
             self.head(200, length=len(page))
             self.wfile.write(page)
         elif mode == "nodate":

@@ -4,6 +4,8 @@
  * limit) and incremental reads of mbox and maildir archives.
  */
 #include <errno.h>
+#include <glib.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,48 @@ static void test_index(void)
 	}
 }
 
+/* Empty parts (issue #14): an empty text/plain part with a charset made
+ * g_convert assert "str != NULL" (a GLib-CRITICAL, on real mail too), an
+ * empty application/octet-stream part did NULL + 0 (UBSan).  Criticals are
+ * fatal here, so the old code aborts this driver. */
+static const char msg_empty[] =
+	"From: Eve <eve@example.org>\nSubject: empty parts\n"
+	"Date: Thu, 04 Jan 2024 10:00:00 +0000\nMessage-ID: <empty@x>\n"
+	"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n"
+	"--b\nContent-Type: text/plain; charset=iso-8859-1\n\n"
+	"--b\nContent-Type: text/plain; charset=iso-8859-1\n"
+	"Content-Transfer-Encoding: quoted-printable\n\n"
+	"--b\nContent-Type: text/plain\n\n"
+	"--b\nContent-Type: application/octet-stream\n\n"
+	"--b\nContent-Type: application/octet-stream\n"
+	"Content-Transfer-Encoding: base64\n\n"
+	"--b\nContent-Type: text/plain; charset=utf-8\n\nlast words\n"
+	"--b--\n";
+
+static void test_empty_parts(void)
+{
+	GLogLevelFlags old = g_log_set_always_fatal(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+	cache_index_t *x = NULL;
+	unsigned char oid[CACHE_OID_LEN], h[CACHE_CHASH_LEN];
+	char dir[300], why[256];
+	int64_t date = -1;
+	int added = -1;
+
+	snprintf(dir, sizeof(dir), "%s/index-empty", tmp);
+	CHECK(!cache_index_open(dir, &x, why, sizeof(why)));
+	if (x) {
+		cache_oid(msg_empty, strlen(msg_empty), oid);
+		CHECK(!cache_index_add(x, oid, msg_empty, strlen(msg_empty), &added, why,
+				       sizeof(why)) && added == 1);
+		CHECK(!cache_index_commit(x, why, sizeof(why)));
+		CHECK(search(x, "s:empty") == 1);
+		CHECK(search(x, "nq:last") == 1);
+		cache_index_close(x);
+	}
+	CHECK(!cache_mail_info(msg_empty, strlen(msg_empty), &date, h));
+	g_log_set_always_fatal(old);
+}
+
 struct got {
 	int n;
 	char last[256];
@@ -301,6 +345,7 @@ int main(void)
 	test_patchid();
 	test_approxidate();
 	test_index();
+	test_empty_parts();
 	test_archive();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))

@@ -167,7 +167,8 @@ static void test_mboxrd(void)
 		struct got g = { .n = 0 };
 		net_mboxrd_t *m = net_mboxrd_new(1 << 20, collect, &g);
 
-		CHECK(net_mboxrd_feed(m, "<html>error</html>\n", 19) == EPROTO);
+		CHECK(net_mboxrd_feed(m, "<html>error</html>\n", 19) == EBADMSG);
+		CHECK(strstr(net_mboxrd_why(m), "does not start with a From_ line") != NULL);
 		net_mboxrd_free(m);
 	}
 	{
@@ -179,6 +180,69 @@ static void test_mboxrd(void)
 		CHECK(net_mboxrd_feed(m, mbox, 39) == 0);
 		CHECK(net_mboxrd_feed(m, big, sizeof(big)) == EFBIG);
 		net_mboxrd_free(m);
+	}
+}
+
+/* A From_ line is a separator whatever its length (issue #14: one of 1,024
+ * bytes or more was taken for message text, and two messages became one),
+ * in mboxrd and mboxo, split across feed() calls at any byte. */
+static void test_mboxrd_long_from(void)
+{
+	static const char one[] = "Subject: one\n\nbody one\n";
+	static const char two[] = "Subject: two\n\nbody two\n";
+	static const char tail[] = " Thu Jan  1 00:00:00 1970\n";
+	static const size_t lens[] = { 1024, 1500, 70000 };
+	static const size_t chunks[] = { 1, 7, 64 << 10 };
+	size_t l, c, o, i;
+
+	for (l = 0; l < sizeof(lens) / sizeof(*lens); l++) {
+		/* "From " + address + tail is lens[l] bytes, newline included */
+		size_t addr = lens[l] - 5 - (sizeof(tail) - 1);
+		size_t total = 39 + strlen(one) + 1 + lens[l] + strlen(two);
+		char *mb = malloc(total + 1), *p = mb;
+
+		p += sprintf(p, "From mboxrd@z Thu Jan  1 00:00:00 1970\n%s\n", one);
+		memcpy(p, "From ", 5);
+		memset(p + 5, 'a', addr);
+		p += 5 + addr;
+		p += sprintf(p, "%s%s", tail, two);
+		CHECK((size_t)(p - mb) == total);
+		for (o = 0; o < 2; o++) {
+			for (c = 0; c < sizeof(chunks) / sizeof(*chunks); c++) {
+				struct got g = { .n = 0 };
+				net_mboxrd_t *m = net_mboxrd_new(1 << 20, collect, &g);
+				int err = 0;
+
+				net_mboxrd_set_mboxo(m, (int)o);
+				for (i = 0; i < total && !err; i += chunks[c])
+					err = net_mboxrd_feed(m, mb + i, total - i < chunks[c] ?
+							      total - i : chunks[c]);
+				if (!err)
+					err = net_mboxrd_finish(m);
+				CHECK(err == 0);
+				CHECK(g.n == 2);
+				if (g.n == 2) {
+					CHECK(g.lens[0] == strlen(one) && !strcmp(g.msgs[0], one));
+					CHECK(g.lens[1] == strlen(two) && !strcmp(g.msgs[1], two));
+				} else {
+					fprintf(stderr, "From line of %zu bytes, mboxo %zu, chunks of %zu: "
+						"%d messages\n", lens[l], o, chunks[c], g.n);
+				}
+				got_free(&g);
+				net_mboxrd_free(m);
+			}
+		}
+		/* a From_ line longer than max_message is refused, not read as text */
+		{
+			struct got g = { .n = 0 };
+			net_mboxrd_t *m = net_mboxrd_new(lens[l] - 1, collect, &g);
+			int err = net_mboxrd_feed(m, mb, total);
+
+			CHECK(err == EFBIG);
+			got_free(&g);
+			net_mboxrd_free(m);
+		}
+		free(mb);
 	}
 }
 
@@ -226,6 +290,30 @@ static void test_gunzip(void)
 	got_free(&g);
 	net_gunzip_free(z);
 	net_mboxrd_free(m);
+
+	/* gzip'd, but its lines end in CR only (issue #14: this was reported
+	 * as a truncated gzip): the splitter says what it is, at the end or
+	 * when the one long "line" passes max_message */
+	{
+		char cr[sizeof(mbox)];
+
+		for (i = 0; i < sizeof(mbox); i++)
+			cr[i] = mbox[i] == '\n' ? '\r' : mbox[i];
+		a = gz(cr, sizeof(cr) - 1, buf, sizeof(buf));
+		for (b = 0; b < 2; b++) {
+			m = net_mboxrd_new(b ? 100 : 1 << 20, collect, &g);
+			z = net_gunzip_new(m);
+			i = net_gunzip_feed(z, buf, a);
+			if (!i)
+				i = net_gunzip_finish(z);
+			CHECK(i == EBADMSG);
+			CHECK(strstr(net_mboxrd_why(m), "CR only") != NULL);
+			CHECK(g.n == 0);
+			got_free(&g);
+			net_gunzip_free(z);
+			net_mboxrd_free(m);
+		}
+	}
 
 	/* not gzip at all */
 	m = net_mboxrd_new(1 << 20, collect, &g);
@@ -677,6 +765,7 @@ int main(void)
 	test_validate();
 	test_incremental();
 	test_mboxrd();
+	test_mboxrd_long_from();
 	test_gunzip();
 	test_cache();
 	test_sweep();

@@ -6,12 +6,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 [ -e "$out/.done" ] && exit 0
 rm -rf "$out"
-mkdir -p "$out"/{mboxrd,gunzip,mail,query,config} "$out/gen"
+mkdir -p "$out"/{mboxrd,gunzip,mail,query,config,terms} "$out/gen"
 python3 "$here/../gen-mail.py" -s 7 -n 12 "$out/gen" >/dev/null
 i=0
 for f in "$out"/gen/*/*.eml; do
 	i=$((i + 1))
 	[ $i -le 60 ] && cp "$f" "$out/mail/$i.eml"
+	[ $i -le 60 ] && cp "$f" "$out/terms/$i.eml"
 done
 # mboxrd streams of a few messages each, and their gzip
 python3 - "$out" <<'PY'
