@@ -13,6 +13,10 @@
  * Reading again what was read is harmless (messages are keyed by blob id).
  * git does the reading of repositories (log --raw, cat-file --batch), run
  * with arguments only, never a shell.
+ *
+ * A source must be a regular file or a directory, found without opening it
+ * (O_PATH) and read with O_NONBLOCK, so a FIFO or a device never blocks
+ * the daemon; a typed one must be what its type says.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,13 +43,12 @@ static const struct {
 	{ "v2:", NET_PI_V2 }, { "v1:", NET_PI_V1 },
 };
 
-static int is_dir(const char *dir, const char *sub)
+/* a directory `sub` under the directory open as `dfd` */
+static int is_dir(int dfd, const char *sub)
 {
-	char p[4096];
 	struct stat st;
 
-	snprintf(p, sizeof(p), "%s/%s", dir, sub);
-	return !stat(p, &st) && S_ISDIR(st.st_mode);
+	return !fstatat(dfd, sub, &st, 0) && S_ISDIR(st.st_mode);
 }
 
 const char *net_archive_path(const char *spec)
@@ -62,6 +65,7 @@ int net_archive_kind(const char *spec, int *kind, const char **path, char *why, 
 {
 	struct stat st;
 	size_t i;
+	int fd, err = 0;
 
 	*kind = -1;
 	*path = net_archive_path(spec);
@@ -72,25 +76,67 @@ int net_archive_kind(const char *spec, int *kind, const char **path, char *why, 
 		snprintf(why, whylen, "a local source is an absolute path: %s", *path);
 		return EINVAL;
 	}
-	if (stat(*path, &st)) {
-		snprintf(why, whylen, "cannot read %s: %s", *path, strerror(errno));
-		return errno;
+	/* O_PATH opens nothing: a FIFO cannot block it, a device sees no
+	 * open; its type is what fstat says of what was found */
+	if ((fd = open(*path, O_PATH | O_CLOEXEC)) < 0 || fstat(fd, &st)) {
+		err = errno;
+		snprintf(why, whylen, "cannot read %s: %s", *path, strerror(err));
+		goto out;
 	}
-	if (*kind >= 0)
-		return 0;
-	if (S_ISREG(st.st_mode))
-		*kind = NET_MBOXRD;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "cur"))
-		*kind = NET_MAILDIR;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "git/0.git"))
-		*kind = NET_PI_V2;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "objects") && is_dir(*path, "refs"))
-		*kind = NET_PI_V1;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a regular file or a directory", *path);
+		err = EINVAL;
+		goto out;
+	}
 	if (*kind < 0) {
-		snprintf(why, whylen, "%s is no mbox, maildir or public-inbox", *path);
-		return EINVAL;
+		if (S_ISREG(st.st_mode))
+			*kind = NET_MBOXRD;
+		else if (is_dir(fd, "cur") || is_dir(fd, "new"))
+			*kind = NET_MAILDIR;
+		else if (is_dir(fd, "git/0.git"))
+			*kind = NET_PI_V2;
+		else if (is_dir(fd, "objects") && is_dir(fd, "refs"))
+			*kind = NET_PI_V1;
+		if (*kind < 0) {
+			snprintf(why, whylen, "%s is no mbox, maildir or public-inbox", *path);
+			err = EINVAL;
+			goto out;
+		}
 	}
-	return 0;
+	switch (*kind) {
+	case NET_MBOXRD:
+	case NET_MBOXO:
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(why, whylen, "%s is not an mbox (a directory)", *path);
+			err = EINVAL;
+		}
+		break;
+	case NET_MAILDIR:
+		if (!S_ISDIR(st.st_mode) || (!is_dir(fd, "cur") && !is_dir(fd, "new"))) {
+			snprintf(why, whylen, "%s is not a maildir (no cur/ and new/)", *path);
+			err = EINVAL;
+		}
+		break;
+	case NET_PI_V2:
+		if (!S_ISDIR(st.st_mode) || !is_dir(fd, "git/0.git")) {
+			snprintf(why, whylen, "%s is not a public-inbox v2 inbox (no git/0.git)",
+				 *path);
+			err = EINVAL;
+		}
+		break;
+	case NET_PI_V1:
+		if (!S_ISDIR(st.st_mode) || !is_dir(fd, "objects") || !is_dir(fd, "refs")) {
+			snprintf(why, whylen,
+				 "%s is not a public-inbox v1 repository (no objects/ and refs/)",
+				 *path);
+			err = EINVAL;
+		}
+		break;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* the reason of a failed read (paths may be long: cut to fit) */
@@ -123,12 +169,19 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	ssize_t r;
 	int fd, err = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st)) {
+	/* never blocks: what net_archive_kind saw may have become a FIFO */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st)) {
 		err = errno;
 		say(res, "cannot read %s: %s", path, strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		say(res, "%s is not a regular file", path);
+		close(fd);
+		return EINVAL;
 	}
 	if (sscanf(from, "mbox %llu %llu %llu", &dev, &ino, &off) == 3 &&
 	    dev == (unsigned long long)st.st_dev && ino == (unsigned long long)st.st_ino &&
@@ -188,7 +241,7 @@ static int read_file(const char *p, size_t max, char **out, size_t *len)
 	ssize_t r;
 	size_t n = 0;
 	char *buf;
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return errno;
