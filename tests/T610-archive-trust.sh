@@ -93,6 +93,33 @@ test_expect_success 'the same inbox typed v1: (an epoch as a v1 repository, a pa
 	[ ! -e "$TRASH/ran" ]
 '
 
+# HEAD is read by leifs, not by git: packed refs are found, names that
+# leave refs/ and refs that are symbolic links are refused
+test_expect_success 'an inbox whose refs are packed is read' '
+	cp -a "$TRASH/inbox" "$TRASH/packed" &&
+	git --git-dir="$TRASH/packed/git/0.git" pack-refs --all &&
+	[ ! -e "$TRASH/packed/git/0.git/refs/heads/master" ] &&
+	v="$M/queries/s:trust AND NOT s:nothing" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/packed" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/packed: ok, 5 messages, 5 new\" \"$v/.status\"" &&
+	[ ! -e "$TRASH/ran" ]
+'
+test_expect_success 'a HEAD naming a ref outside refs/ is refused' '
+	cp -a "$TRASH/inbox" "$TRASH/badhead" &&
+	echo "ref: refs/../../../../etc/passwd" >"$TRASH/badhead/git/0.git/HEAD" &&
+	v="$M/queries/s:trust AND NOT s:nothing2" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/badhead" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/badhead: failed: .*HEAD is not a commit id or a ref\" \"$v/.status\""
+'
+test_expect_success 'a ref that is a symbolic link is not followed' '
+	cp -a "$TRASH/inbox" "$TRASH/symref" &&
+	r="$TRASH/symref/git/0.git/refs/heads/master" &&
+	cp "$r" "$TRASH/elsewhere" && rm "$r" && ln -s "$TRASH/elsewhere" "$r" &&
+	v="$M/queries/s:trust AND NOT s:nothing3" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/symref" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/symref: failed: cannot read .*refs/heads/master: Too many levels of symbolic links\" \"$v/.status\""
+'
+
 # ---- ownership ----
 # a mount of its own: a view's first fill would come from $M's inbox
 M3="$TRASH/mnt3"
