@@ -244,7 +244,7 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 {
 	struct importer im = { .l = l, .progress = progress };
 	struct cache_view sv = { 0 };
-	char *name = NULL, *pos = NULL, *next = NULL;
+	char *name = NULL, *pos = NULL, *next = NULL, priv[4096];
 	size_t plen = 0;
 	int err, e2;
 
@@ -271,8 +271,10 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 	}
 	if ((err = cache_batch_new(v->cache, sv.id, sv.epoch, 1, 0, 0, CACHE_DEDUPE_NONE, &im.batch)))
 		goto out;
-	err = net_archive_read(l->spec, pos ? pos : "", v->o.max_message, &v->stop, import_msg,
-			       &im, &next, res);
+	/* git reads inboxes in leifs's own empty repository, never in theirs */
+	snprintf(priv, sizeof(priv), "%s/dates.git", v->o.cache_dir);
+	err = net_archive_read(l->spec, pos ? pos : "", priv, v->o.max_message, &v->stop,
+			       import_msg, &im, &next, res);
 	/* keep whole messages that came, even from a read that failed */
 	e2 = cache_batch_flush(im.batch);
 	if (!err)

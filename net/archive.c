@@ -11,8 +11,17 @@
  *            less a second for clock granularity.
  *   git      "git EPOCH COMMIT ...": per epoch, the last commit read.
  * Reading again what was read is harmless (messages are keyed by blob id).
- * git does the reading of repositories (log --raw, cat-file --batch), run
- * with arguments only, never a shell.
+ *
+ * An archive is data (net.h): nothing in it is run or makes git run
+ * anything, and nothing in it names a path leifs follows beyond the
+ * archive's own files.  git reads repositories (rev-list piped into
+ * diff-tree --raw, then cat-file --batch), with arguments only, never a
+ * shell, and never with the archive as its repository: it runs in the
+ * caller's empty repository, with an environment made here and the
+ * archive's objects as an alternate, from a commit id read here (see "git"
+ * below).  Inboxes must be the user's or root's; a source must be a
+ * regular file or a directory, found without opening it (O_PATH) and read
+ * with O_NONBLOCK, so a FIFO or a device never blocks the daemon.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,13 +48,12 @@ static const struct {
 	{ "v2:", NET_PI_V2 }, { "v1:", NET_PI_V1 },
 };
 
-static int is_dir(const char *dir, const char *sub)
+/* a directory `sub` under the directory open as `dfd` */
+static int is_dir(int dfd, const char *sub)
 {
-	char p[4096];
 	struct stat st;
 
-	snprintf(p, sizeof(p), "%s/%s", dir, sub);
-	return !stat(p, &st) && S_ISDIR(st.st_mode);
+	return !fstatat(dfd, sub, &st, 0) && S_ISDIR(st.st_mode);
 }
 
 const char *net_archive_path(const char *spec)
@@ -58,10 +66,33 @@ const char *net_archive_path(const char *spec)
 	return spec;
 }
 
+/* a reason into why[whylen], cut to fit (paths may be long) */
+__attribute__((format(printf, 3, 4)))
+static void why_is(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* a git repository of the archive must be ours or root's, as git's
+ * safe.directory wants (st: the repository's directory) */
+static int owned(const char *path, const struct stat *st, char *why, size_t whylen)
+{
+	if (st->st_uid == geteuid() || st->st_uid == 0)
+		return 0;
+	why_is(why, whylen, "%s is owned by uid %u, not by uid %u or root: refused",
+		 path, (unsigned)st->st_uid, (unsigned)geteuid());
+	return EPERM;
+}
+
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why, size_t whylen)
 {
 	struct stat st;
 	size_t i;
+	int fd, err = 0;
 
 	*kind = -1;
 	*path = net_archive_path(spec);
@@ -72,25 +103,71 @@ int net_archive_kind(const char *spec, int *kind, const char **path, char *why, 
 		snprintf(why, whylen, "a local source is an absolute path: %s", *path);
 		return EINVAL;
 	}
-	if (stat(*path, &st)) {
-		snprintf(why, whylen, "cannot read %s: %s", *path, strerror(errno));
-		return errno;
+	/* O_PATH opens nothing: a FIFO cannot block it, a device sees no
+	 * open; its type is what fstat says of what was found */
+	if ((fd = open(*path, O_PATH | O_CLOEXEC)) < 0 || fstat(fd, &st)) {
+		err = errno;
+		snprintf(why, whylen, "cannot read %s: %s", *path, strerror(err));
+		goto out;
 	}
-	if (*kind >= 0)
-		return 0;
-	if (S_ISREG(st.st_mode))
-		*kind = NET_MBOXRD;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "cur"))
-		*kind = NET_MAILDIR;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "git/0.git"))
-		*kind = NET_PI_V2;
-	else if (S_ISDIR(st.st_mode) && is_dir(*path, "objects") && is_dir(*path, "refs"))
-		*kind = NET_PI_V1;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "%s is not a regular file or a directory", *path);
+		err = EINVAL;
+		goto out;
+	}
 	if (*kind < 0) {
-		snprintf(why, whylen, "%s is no mbox, maildir or public-inbox", *path);
-		return EINVAL;
+		if (S_ISREG(st.st_mode))
+			*kind = NET_MBOXRD;
+		else if (is_dir(fd, "cur") || is_dir(fd, "new"))
+			*kind = NET_MAILDIR;
+		else if (is_dir(fd, "git/0.git"))
+			*kind = NET_PI_V2;
+		else if (is_dir(fd, "objects") && is_dir(fd, "refs"))
+			*kind = NET_PI_V1;
+		if (*kind < 0) {
+			snprintf(why, whylen, "%s is no mbox, maildir or public-inbox", *path);
+			err = EINVAL;
+			goto out;
+		}
 	}
-	return 0;
+	switch (*kind) {
+	case NET_MBOXRD:
+	case NET_MBOXO:
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(why, whylen, "%s is not an mbox (a directory)", *path);
+			err = EINVAL;
+		}
+		break;
+	case NET_MAILDIR:
+		if (!S_ISDIR(st.st_mode) || (!is_dir(fd, "cur") && !is_dir(fd, "new"))) {
+			snprintf(why, whylen, "%s is not a maildir (no cur/ and new/)", *path);
+			err = EINVAL;
+		}
+		break;
+	case NET_PI_V2:
+		if (!S_ISDIR(st.st_mode) || !is_dir(fd, "git/0.git")) {
+			snprintf(why, whylen, "%s is not a public-inbox v2 inbox (no git/0.git)",
+				 *path);
+			err = EINVAL;
+		} else {
+			err = owned(*path, &st, why, whylen);
+		}
+		break;
+	case NET_PI_V1:
+		if (!S_ISDIR(st.st_mode) || !is_dir(fd, "objects") || !is_dir(fd, "refs")) {
+			snprintf(why, whylen,
+				 "%s is not a public-inbox v1 repository (no objects/ and refs/)",
+				 *path);
+			err = EINVAL;
+		} else {
+			err = owned(*path, &st, why, whylen);
+		}
+		break;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* the reason of a failed read (paths may be long: cut to fit) */
@@ -123,12 +200,19 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	ssize_t r;
 	int fd, err = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st)) {
+	/* never blocks: what net_archive_kind saw may have become a FIFO */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st)) {
 		err = errno;
 		say(res, "cannot read %s: %s", path, strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		say(res, "%s is not a regular file", path);
+		close(fd);
+		return EINVAL;
 	}
 	if (sscanf(from, "mbox %llu %llu %llu", &dev, &ino, &off) == 3 &&
 	    dev == (unsigned long long)st.st_dev && ino == (unsigned long long)st.st_ino &&
@@ -188,7 +272,7 @@ static int read_file(const char *p, size_t max, char **out, size_t *len)
 	ssize_t r;
 	size_t n = 0;
 	char *buf;
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return errno;
@@ -271,22 +355,109 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 
 /* ---- public-inbox (git) ---- */
 
-static pid_t spawn_git(char *const argv[], int *in, int *out)
+/*
+ * git never runs with the archive as its repository: the archive's config
+ * (log.showSignature with gpg.program, core.fsmonitor, pagers, textconv),
+ * hooks, attributes, grafts and replace refs would all apply.  It runs in
+ * `priv`, an empty bare repository leifs owns, in there, with an
+ * environment made here, and finds the archive's objects as an alternate
+ * (GIT_ALTERNATE_OBJECT_DIRECTORIES, C-quoted, so any byte of a path is
+ * safe).  What it reads from is a commit id read here from the epoch's
+ * HEAD, never a name: only 40 lowercase hex digits reach git.
+ */
+struct git {
+	const char *priv;       /* --git-dir: leifs's empty bare repository */
+	char *env[16];          /* git's whole environment, NULL-terminated */
+	char *alt;              /* env's GIT_ALTERNATE_OBJECT_DIRECTORIES entry */
+	char *path;             /* env's PATH entry */
+};
+
+static void git_free(struct git *g)
+{
+	free(g->alt);
+	free(g->path);
+}
+
+/* the environment for reading the epoch `gitdir` */
+static int git_init(struct git *g, const char *priv, const char *gitdir)
+{
+	static const char *const fixed[] = {
+		"HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent", "LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+		"GIT_NO_REPLACE_OBJECTS=1", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
+		"GIT_PAGER=cat", "PAGER=cat",
+	};
+	static const char pfx[] = "GIT_ALTERNATE_OBJECT_DIRECTORIES=\"";
+	const char *path = getenv("PATH"), *s;
+	size_t i, n = 0;
+	char *p;
+
+	memset(g, 0, sizeof(*g));
+	g->priv = priv;
+	if (asprintf(&g->path, "PATH=%s", path ? path : "/usr/bin:/bin") < 0) {
+		g->path = NULL;
+		return ENOMEM;
+	}
+	/* "DIR/objects" quoted as git unquotes it: \" \\ and \ooo */
+	if (!(g->alt = malloc(sizeof(pfx) + 4 * (strlen(gitdir) + sizeof("/objects")) + 1)))
+		return ENOMEM;
+	p = stpcpy(g->alt, pfx);
+	for (i = 0; i < 2; i++)
+		for (s = i ? "/objects" : gitdir; *s; s++) {
+			unsigned char c = (unsigned char)*s;
+
+			if (c == '"' || c == '\\')
+				p += sprintf(p, "\\%c", c);
+			else if (c < 0x20 || c >= 0x7f)
+				p += sprintf(p, "\\%03o", c);
+			else
+				*p++ = (char)c;
+		}
+	*p++ = '"';
+	*p = '\0';
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		g->env[n++] = (char *)fixed[i];
+	g->env[n++] = g->path;
+	g->env[n++] = g->alt;
+	g->env[n] = NULL;
+	return 0;
+}
+
+/* "git --no-pager --git-dir=PRIV ARGS..." in PRIV, stderr to /dev/null;
+ * stdin is a new pipe whose write end goes to *in, else in_fd, else
+ * /dev/null (in_fd < 0); stdout a new pipe whose read end goes to *out */
+static pid_t spawn_git(const struct git *g, const char *const args[], int in_fd, int *in,
+		       int *out)
 {
 	posix_spawn_file_actions_t fa;
 	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
+	char *argv[16], *gd = NULL;
 	pid_t pid = -1;
+	size_t n = 0;
 
+	if (asprintf(&gd, "--git-dir=%s", g->priv) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	argv[n++] = "git";
+	argv[n++] = "--no-pager";
+	argv[n++] = gd;
+	while (*args && n < sizeof(argv) / sizeof(argv[0]) - 1)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
 	if ((in && pipe2(ip, O_CLOEXEC)) || pipe2(op, O_CLOEXEC))
 		goto fail;
 	posix_spawn_file_actions_init(&fa);
 	if (in)
 		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
+	else if (in_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
 	else
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (posix_spawnp(&pid, "git", &fa, NULL, argv, environ))
+	posix_spawn_file_actions_addchdir_np(&fa, g->priv);
+	if ((errno = posix_spawnp(&pid, "git", &fa, NULL, argv, g->env)))
 		pid = -1;
 	posix_spawn_file_actions_destroy(&fa);
 	if (pid < 0)
@@ -297,6 +468,7 @@ static pid_t spawn_git(char *const argv[], int *in, int *out)
 	}
 	close(op[1]);
 	*out = op[0];
+	free(gd);
 	return pid;
 fail:
 	for (int i = 0; i < 2; i++) {
@@ -305,6 +477,7 @@ fail:
 		if (op[i] >= 0)
 			close(op[i]);
 	}
+	free(gd);
 	return -1;
 }
 
@@ -319,40 +492,194 @@ static int reap(pid_t pid)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : EIO;
 }
 
-/* the blob ids an epoch added since commit `last` (NULL: all), oldest
- * first, into *ids (41 bytes each); *head gets the newest commit */
-static int epoch_blobs(const char *gitdir, int v1, const char *last, char **ids, size_t *n,
-		       char head[41])
+static int is_oid(const char *s)
 {
-	char gd[4200], range[100], line[1024];
-	char *argv[] = { "git", gd, "log", "--reverse", "--raw", "--no-abbrev", "--no-renames",
-			 "--format=commit %H", range, NULL };
-	size_t cap = 0;
-	pid_t pid;
-	FILE *f;
-	int fd, err = 0;
+	size_t i;
 
-	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
-	if (last && *last)
-		snprintf(range, sizeof(range), "%s..HEAD", last);
-	else
-		snprintf(range, sizeof(range), "HEAD");
+	for (i = 0; i < 40; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[40] == '\0';
+}
+
+/* a ref name as git writes one: under refs/, [A-Za-z0-9._/-], no "..",
+ * no "//", no component starting with '.', no ".lock" end, bounded */
+static int ref_ok(const char *r)
+{
+	size_t n = strlen(r), i;
+
+	if (n < 6 || n > 200 || strncmp(r, "refs/", 5) || r[n - 1] == '/' ||
+	    strstr(r, "..") || strstr(r, "//") || strstr(r, "/.") ||
+	    (n > 5 && !strcmp(r + n - 5, ".lock")))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= 'A' && r[i] <= 'Z') ||
+		      (r[i] >= '0' && r[i] <= '9') || strchr("._/-", r[i])))
+			return 0;
+	return 1;
+}
+
+/* open the file `rel` (checked by ref_ok, or "HEAD", "packed-refs")
+ * under the directory `dfd`, following no symbolic link on the way;
+ * -1 with errno */
+static int open_in(int dfd, const char *rel)
+{
+	char buf[256], *c = buf, *slash;
+	int cur = dfd, fd, e;
+
+	snprintf(buf, sizeof(buf), "%s", rel);
+	while ((slash = strchr(c, '/'))) {
+		*slash = '\0';
+		fd = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		if (cur != dfd)
+			close(cur);
+		if (fd < 0) {
+			errno = e;
+			return -1;
+		}
+		cur = fd;
+		c = slash + 1;
+	}
+	fd = openat(cur, c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	e = errno;
+	if (cur != dfd)
+		close(cur);
+	errno = e;
+	return fd;
+}
+
+/* a small regular file, NUL-terminated, its one final newline dropped */
+static int read_small(int fd, char *buf, size_t cap)
+{
+	struct stat st;
+	size_t n = 0;
+	ssize_t r;
+
+	if (fstat(fd, &st))
+		return errno;
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size >= cap)
+		return EINVAL;
+	while (n < cap - 1 && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+/* the ref `name` in packed-refs: 0 with oid[] set, or ENOENT */
+static int packed_ref(int dfd, const char *name, char oid[41])
+{
+	char line[512];
+	int fd, whole = 1, err = ENOENT;
+	struct stat st;
+	FILE *f;
+
+	if ((fd = open_in(dfd, "packed-refs")) < 0)
+		return ENOENT;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return EINVAL;
+	}
+	/* "OID NAME" lines; "# ..." and "^PEELED" lines do not match */
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		int start = whole;
+
+		whole = n && line[n - 1] == '\n';
+		if (!start || !whole)
+			continue;       /* a part of an over-long line */
+		line[n - 1] = '\0';
+		if (n > 42 && line[40] == ' ' && !strcmp(line + 41, name)) {
+			line[40] = '\0';
+			if (is_oid(line)) {
+				memcpy(oid, line, 41);
+				err = 0;
+			} else {
+				err = EINVAL;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/* the commit id HEAD of the repository `dfd` (named gitdir) points to,
+ * by hand (git would read it with the archive's config): "" if HEAD
+ * names a branch with no commit yet */
+static int read_head(int dfd, const char *gitdir, char head[41], struct net_res *res)
+{
+	char name[256] = "HEAD", buf[300];
+	int depth, fd, err;
+
+	head[0] = '\0';
+	for (depth = 0; depth < 5; depth++) {
+		if ((fd = open_in(dfd, name)) < 0) {
+			err = errno;
+			if (err == ENOENT && depth > 0) {
+				err = packed_ref(dfd, name, head);
+				if (err == ENOENT)
+					return 0;       /* an unborn branch: an empty epoch */
+				if (!err)
+					return 0;
+			}
+			say(res, "cannot read %s/%s: %s", gitdir, name, strerror(err));
+			return err;
+		}
+		err = read_small(fd, buf, sizeof(buf));
+		close(fd);
+		if (!err && is_oid(buf)) {
+			memcpy(head, buf, 41);
+			return 0;
+		}
+		if (err || strncmp(buf, "ref: ", 5) || !ref_ok(buf + 5)) {
+			say(res, "%s/%s is not a commit id or a ref", gitdir, name);
+			return EINVAL;
+		}
+		snprintf(name, sizeof(name), "%s", buf + 5);
+	}
+	say(res, "%s/HEAD: too many symbolic refs", gitdir);
+	return ELOOP;
+}
+
+/* the blob ids an epoch added from commit `last` (""/NULL: from the
+ * start) to commit `head`, oldest first, into *ids (41 bytes each) */
+static int epoch_blobs(const struct git *g, int v1, const char *last, const char *head,
+		       char **ids, size_t *n)
+{
+	char not[42], line[1024];
+	const char *rl[] = { "rev-list", "--reverse", head, last && *last ? not : NULL, NULL };
+	const char *dt[] = { "diff-tree", "--stdin", "-r", "--raw", "--no-renames", "--root",
+			     "--no-abbrev", "--no-commit-id", NULL };
+	size_t cap = 0;
+	pid_t rpid, dpid;
+	FILE *f;
+	int rfd, fd, err = 0, e2;
+
 	*n = 0;
-	if ((pid = spawn_git(argv, NULL, &fd)) < 0)
+	if (last && *last)
+		snprintf(not, sizeof(not), "^%s", last);
+	/* rev-list's commits go straight into diff-tree */
+	if ((rpid = spawn_git(g, rl, -1, NULL, &rfd)) < 0)
 		return errno ? errno : EIO;
+	dpid = spawn_git(g, dt, rfd, NULL, &fd);
+	close(rfd);
+	if (dpid < 0) {
+		err = errno ? errno : EIO;
+		reap(rpid);
+		return err;
+	}
 	if (!(f = fdopen(fd, "r"))) {
 		close(fd);
-		reap(pid);
+		reap(dpid);
+		reap(rpid);
 		return ENOMEM;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *tab, *sp;
 
-		if (!strncmp(line, "commit ", 7) && strlen(line) >= 47) {
-			memcpy(head, line + 7, 40);
-			head[40] = '\0';
-			continue;
-		}
 		/* ":100644 100644 OLD NEW M\tm" */
 		if (line[0] != ':' || !(tab = strchr(line, '\t')))
 			continue;
@@ -378,26 +705,26 @@ static int epoch_blobs(const char *gitdir, int v1, const char *last, char **ids,
 		(*n)++;
 	}
 	fclose(f);
-	if (!err && (err = reap(pid)) && !(last && *last))
-		err = 0;        /* an empty epoch has no HEAD yet */
-	else if (err)
-		reap(pid);
+	e2 = reap(dpid);
+	if (!err)
+		err = e2;
+	e2 = reap(rpid);
+	if (!err)
+		err = e2;
 	return err;
 }
 
-static int cat_blobs(const char *gitdir, const char *ids, size_t n, size_t max,
-		     atomic_int *stop, net_msg_fn fn, void *arg, struct net_res *res)
+static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, size_t n,
+		     size_t max, atomic_int *stop, net_msg_fn fn, void *arg, struct net_res *res)
 {
-	char gd[4200];
-	char *argv[] = { "git", gd, "cat-file", "--batch", NULL };
+	const char *args[] = { "cat-file", "--batch", NULL };
 	char *buf = NULL, line[256];
 	size_t i, cap = 0;
 	int in, out, err = 0;
 	FILE *f;
 	pid_t pid;
 
-	snprintf(gd, sizeof(gd), "--git-dir=%s", gitdir);
-	if ((pid = spawn_git(argv, &in, &out)) < 0)
+	if ((pid = spawn_git(g, args, -1, &in, &out)) < 0)
 		return errno ? errno : EIO;
 	if (!(f = fdopen(out, "r"))) {
 		close(out);
@@ -463,56 +790,86 @@ static int cat_blobs(const char *gitdir, const char *ids, size_t n, size_t max,
 	return err;
 }
 
-static int read_git(const char *path, int v1, const char *from, size_t max, atomic_int *stop,
-		    net_msg_fn fn, void *arg, char **next, struct net_res *res)
+static int read_git(const char *path, int v1, const char *priv, const char *from, size_t max,
+		    atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res)
 {
 	char *pos = NULL, *ids = NULL;
 	size_t plen = 0;
 	int err = 0, e;
 
+	if (!priv) {
+		say(res, "no private repository to read %s with", path);
+		return EINVAL;
+	}
 	if (!(pos = strdup("git")))
 		return ENOMEM;
 	plen = 3;
 	for (e = 0; !err; e++) {
 		char gitdir[4096], head[41] = "", key[32], last[41] = "";
+		struct git g = { 0 };
+		struct stat st;
 		const char *p;
 		size_t n = 0;
+		int dfd;
 		char *t;
 
-		if (v1) {
-			if (e > 0)
-				break;
+		if (v1 && e > 0)
+			break;
+		if (v1)
 			snprintf(gitdir, sizeof(gitdir), "%s", path);
-		} else {
-			struct stat st;
-
+		else
 			snprintf(gitdir, sizeof(gitdir), "%s/git/%d.git", path, e);
-			if (stat(gitdir, &st))
-				break;
+		if ((dfd = open(gitdir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			if (errno == ENOENT && e > 0)
+				break;          /* the last epoch was the one before */
+			err = errno;
+			say(res, "cannot read %s: %s", gitdir, strerror(err));
+			break;
 		}
-		/* " E COMMIT" in the old position */
+		if (fstat(dfd, &st))
+			err = errno;
+		else
+			err = owned(gitdir, &st, res->error, sizeof(res->error));
+		if (!err)
+			err = read_head(dfd, gitdir, head, res);
+		close(dfd);
+		if (err)
+			break;
+		/* " E COMMIT" in the old position (leifs wrote it; checked all
+		 * the same, as only commit ids reach git) */
 		snprintf(key, sizeof(key), " %d ", e);
 		if ((p = strstr(from, key)) && strlen(p + strlen(key)) >= 40) {
 			memcpy(last, p + strlen(key), 40);
 			last[40] = '\0';
+			if (!is_oid(last))
+				last[0] = '\0';
 		}
-		err = epoch_blobs(gitdir, v1, last, &ids, &n, head);
+		if (!*head || !strcmp(head, last)) {
+			/* an empty epoch, or nothing new */
+			if (!*head)
+				memcpy(head, last, sizeof(head));
+			goto keep;
+		}
+		if ((err = git_init(&g, priv, gitdir))) {
+			git_free(&g);
+			break;
+		}
+		err = epoch_blobs(&g, v1, last, head, &ids, &n);
 		if (err && *last) {
 			/* the commit is gone (a rewritten epoch): read it all */
 			last[0] = '\0';
-			err = epoch_blobs(gitdir, v1, NULL, &ids, &n, head);
+			err = epoch_blobs(&g, v1, NULL, head, &ids, &n);
 		}
-		if (err) {
+		if (err)
 			say(res, "cannot read %s with git", gitdir);
-			break;
-		}
-		if (n)
-			err = cat_blobs(gitdir, ids, n, max, stop, fn, arg, res);
+		else if (n)
+			err = cat_blobs(&g, gitdir, ids, n, max, stop, fn, arg, res);
+		git_free(&g);
 		if (err && !res->error[0])
-			say(res, "cannot read %s with git: %s",
-				 gitdir, strerror(err));
-		if (!*head)
-			memcpy(head, last, sizeof(head));
+			say(res, "cannot read %s with git: %s", gitdir, strerror(err));
+		if (err)
+			break;
+keep:
 		if (!*head)
 			continue;
 		if (!(t = realloc(pos, plen + 64))) {
@@ -531,8 +888,9 @@ static int read_git(const char *path, int v1, const char *from, size_t max, atom
 	return 0;
 }
 
-int net_archive_read(const char *spec, const char *from, size_t max_message, atomic_int *stop,
-		     net_msg_fn fn, void *arg, char **next, struct net_res *res)
+int net_archive_read(const char *spec, const char *from, const char *git_dir,
+		     size_t max_message, atomic_int *stop, net_msg_fn fn, void *arg, char **next,
+		     struct net_res *res)
 {
 	const char *path;
 	int kind, err;
@@ -550,6 +908,6 @@ int net_archive_read(const char *spec, const char *from, size_t max_message, ato
 	case NET_MAILDIR:
 		return read_maildir(path, from, max_message, stop, fn, arg, next, res);
 	default:
-		return read_git(path, kind == NET_PI_V1, from, max_message, stop, fn, arg, next, res);
+		return read_git(path, kind == NET_PI_V1, git_dir, from, max_message, stop, fn, arg, next, res);
 	}
 }

@@ -91,15 +91,39 @@ void net_gunzip_free(net_gunzip_t *g);
  * is mboxrd).  A read hands each message added since position `from` ("":
  * all) to fn and returns the new position in *next (malloc'd), to be given
  * to the next read; res counts messages and bytes and says why it failed.
- * git reads public-inbox repositories (it must be in PATH).
+ *
+ * An archive is data, never code or a pointer elsewhere:
+ *  - nothing in it is executed or makes leifs execute anything.  git (it
+ *    must be in PATH) reads inboxes, but never with the archive as its
+ *    repository: it runs in `git_dir`, an empty bare repository leifs owns
+ *    (the caller's; it is only read), with an environment leifs makes (no
+ *    system or global config, no pager, no replace objects), and sees the
+ *    archive's objects only as an alternate.  The archive's config, hooks,
+ *    attributes, grafts and replace refs never apply.  Only commit ids
+ *    (40 hex digits read from HEAD and its ref by archive.c) reach git.
+ *  - no name in it is used as a path beyond the archive's own files:
+ *    HEAD's ref is checked (refs/..., no "..", no dot components) and read
+ *    following no symbolic link.  The one exception is git's own
+ *    objects/info/alternates, which git follows to read objects (only).
+ *  - a public-inbox inbox (v1: the repository; v2: the inbox and each
+ *    epoch) must belong to the daemon's user or root, as git's
+ *    safe.directory wants; another's is refused (EPERM).
+ *  - the source must be a regular file or a directory (a FIFO, socket or
+ *    device is refused, EINVAL, and nothing ever blocks opening one), and
+ *    be what its type says: an mbox a file, a maildir a directory with
+ *    cur/ or new/, a v2 inbox one with git/0.git, a v1 one with objects/
+ *    and refs/; otherwise res->error says what it is not.
  */
 enum { NET_MBOXRD, NET_MBOXO, NET_MAILDIR, NET_PI_V2, NET_PI_V1 };
 /* The path of a spec: past its type prefix, if it has one (no I/O). */
 const char *net_archive_path(const char *spec);
+/* The kind of spec and its path, checked as above (type, owner). */
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why,
 		     size_t whylen);
-int net_archive_read(const char *spec, const char *from, size_t max_message,
-		     atomic_int *stop, net_msg_fn fn, void *arg, char **next,
-		     struct net_res *res);
+/* Read what spec gained since `from`; git_dir: see above (NULL: an inbox
+ * cannot be read, EINVAL). */
+int net_archive_read(const char *spec, const char *from, const char *git_dir,
+		     size_t max_message, atomic_int *stop, net_msg_fn fn, void *arg,
+		     char **next, struct net_res *res);
 
 #endif
