@@ -339,8 +339,12 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
-	case N_CONFIG:
 		file_attr(st, 0644, 0, (time_t)cv.created);
+		err = text_attr(v, n, st, timeout);
+		break;
+	case N_CONFIG:
+		/* its sources may hold a password: the owner's alone */
+		file_attr(st, 0600, 0, (time_t)cv.created);
 		err = text_attr(v, n, st, timeout);
 		break;
 	case N_REFRESH:
@@ -1093,6 +1097,19 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_open(req, fi);
 }
 
+/*
+ * .config shows source URLs as written, password included, so that the
+ * owner's editor writes back what it read.  main.c mounts with
+ * default_permissions, so the kernel already keeps others out by its mode
+ * (0600); this says the same in the handler, should that ever change.
+ */
+static int may_touch_config(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == getuid();
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -1106,7 +1123,9 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (is_generated(n->kind)) {
+	if (n->kind == N_CONFIG && !may_touch_config(req)) {
+		err = EACCES;
+	} else if (is_generated(n->kind)) {
 		err = text_read(V(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_FILE) {
 		if (!(err = file_node_name(n, &name))) {
@@ -1225,7 +1244,8 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct node *n = node_get(ino);
-	int err = n ? do_write(V(req), n, buf, size, off) : ENOENT;
+	int err = !n ? ENOENT : n->kind == N_CONFIG && !may_touch_config(req) ? EACCES :
+		  do_write(V(req), n, buf, size, off);
 
 	(void)fi;
 	if (n)

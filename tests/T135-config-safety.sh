@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A view's .config under hostile or careless use: a password in a source URL
+# stays with the mount's owner (other users of an allow_other mount cannot
+# read .config, and every other place a URL shows masks it), while the owner
+# reads it back exactly.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-gen.sh"
+
+test_expect_success 'public-inbox-httpd serves the generated archive' 'gen_server'
+M="$TRASH/mnt"
+S1="http://user:s3cret@127.0.0.1:$PI_PORT/all/"
+S2="http://other:s3cret@127.0.0.1:$PI_PORT/linux-rtc/"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+test_expect_success 'leifs mounts for every user, its source with a password' '
+	leifs_mount "$M" -o "allow_other,source=$S1,cache=$TRASH/cache,timeout=4,refresh=3600"
+'
+V="$M/queries/s:rtc"
+W="$M/queries/s:watchdog"
+test_expect_success 'the owner reads the password back from .config, exactly' '
+	mkdir "$V" "$W" && ls "$V/cur" "$W/cur" >/dev/null &&
+	grep -qx "	source = $S1" "$V/.config" &&
+	printf "[leifs]\n\tsource = %s\n" "$S2" >"$W/.config" && sleep 0.6 &&
+	grep -qx "	source = $S2" "$W/.config" &&
+	cat "$W/.config" >copy && cat copy >"$W/.config" && sleep 0.6 &&
+	test_cmp copy "$W/.config"
+'
+test_expect_success '.config is mode 0600' '
+	stat -c %a "$V/.config" "$W/.config" >modes && printf "600\n600\n" >expect &&
+	test_cmp expect modes
+'
+test_expect_success 'another user cannot read .config' '
+	as_nobody ls "$V" >/dev/null &&
+	! as_nobody cat "$V/.config" >out 2>err && cat err && grep -q "Permission denied" err &&
+	! grep -q s3cret out && ! as_nobody cat "$W/.config" >out 2>/dev/null && ! grep -q s3cret out
+'
+test_expect_success 'grep -r as another user finds the password nowhere in the mount' '
+	ls "$W/cur" >/dev/null && test_wait_for 20 "grep -q \"^source: .*: ok\" \"$W/.status\"" &&
+	as_nobody cat "$V/.status" "$W/.status" "$M/queries/.status" >shown &&
+	grep -qF "http://***@127.0.0.1:$PI_PORT/all/" shown &&
+	grep -qF "http://***@127.0.0.1:$PI_PORT/linux-rtc/" shown &&
+	as_nobody grep -r s3cret "$M" >found 2>/dev/null; test_cmp /dev/null found
+'
+test_expect_success 'nor is it in the log' '
+	! grep s3cret "$TRASH/leifs.log"
+'
+test_done
