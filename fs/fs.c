@@ -559,6 +559,7 @@ static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
 			free(n->wbuf);
 			n->wbuf = empty;
 			n->wlen = 0;
+			n->wrefused = 0;
 		} else if (n->wbuf && (size_t)size < n->wlen) {
 			n->wlen = (size_t)size;
 			n->wbuf[n->wlen] = '\0';
@@ -1166,13 +1167,21 @@ static int text_write(views_t *v, struct node *n, const char *buf,
 		      size_t size, off_t off)
 {
 	char why[256], *text = NULL;
-	size_t end;
+	size_t end, len = 0;
 	int err = 0, done;
 
 	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
 		return EFBIG;
 	end = (size_t)off + size;
 	pthread_mutex_lock(&text_lock);
+	/* once a write of a rewrite failed, the rest of it fails too (bash
+	 * writes a line per write): only `>` or a write at 0 starts anew */
+	if (off == 0)
+		n->wrefused = 0;
+	if (n->wrefused) {
+		pthread_mutex_unlock(&text_lock);
+		return EINVAL;
+	}
 	if ((err = ensure_text(v, n, &n->wbuf, &n->wlen)))
 		return err;
 	if (end > n->wlen) {
@@ -1190,8 +1199,12 @@ static int text_write(views_t *v, struct node *n, const char *buf,
 	if (end > n->wlen)
 		n->wlen = end;
 	n->wbuf[n->wlen] = '\0';
-	if (!(text = strdup(n->wbuf)))
+	/* all of it: a NUL byte must fail the write, not end the text */
+	len = n->wlen;
+	if (!(text = malloc(len + 1)))
 		err = ENOMEM;
+	else
+		memcpy(text, n->wbuf, len + 1);
 out:
 	pthread_mutex_unlock(&text_lock);
 	if (err)
@@ -1200,7 +1213,7 @@ out:
 	 * writers (bash's printf), so its rewrite lasts until the next `>` */
 	done = n->kind == N_QUERY && text[0] && text[strlen(text) - 1] == '\n';
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, strlen(text), why, sizeof(why));
+		err = views_stage_config(v, n->view, text, len, why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);
@@ -1209,6 +1222,7 @@ out:
 		free(n->wbuf);
 		n->wbuf = NULL;
 		n->wlen = 0;
+		n->wrefused = err == EINVAL;
 		pthread_mutex_unlock(&text_lock);
 	}
 	return err;

@@ -30,6 +30,7 @@ struct node {
 	size_t textlen;
 	char *wbuf;
 	size_t wlen;
+	int wrefused;                   /* a write of this rewrite failed */
 };
 
 int node_table_init(void);

@@ -2,7 +2,7 @@
 # A view's .config under hostile or careless use: a password in a source URL
 # stays with the mount's owner (other users of an allow_other mount cannot
 # read .config, and every other place a URL shows masks it), while the owner
-# reads it back exactly.
+# reads it back exactly; a NUL byte in a .config is refused.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-gen.sh"
 
@@ -43,4 +43,15 @@ test_expect_success 'grep -r as another user finds the password nowhere in the m
 test_expect_success 'nor is it in the log' '
 	! grep s3cret "$TRASH/leifs.log"
 '
+
+# a NUL byte: what follows must not be dropped with the rest applied
+test_expect_success 'a .config holding a NUL byte is refused whole' '
+	sleep 0.6 && cp "$V/.config" before &&
+	! bash -c "printf \"[leifs]\n\tlimit = 3\0\n\tthreads = true\n\" >\"\$1/.config\"" sh "$V" 2>err &&
+	cat err && grep -q "Invalid argument" err &&
+	grep -q "^refused: .config: line 2: .*NUL" "$V/.status" &&
+	sleep 0.6 && test_cmp before "$V/.config" &&
+	printf "[leifs]\n\tlimit = 0\n" >"$V/.config" && ! grep -q "^refused:" "$V/.status"
+'
+
 test_done
