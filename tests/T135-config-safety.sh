@@ -2,7 +2,8 @@
 # A view's .config under hostile or careless use: a password in a source URL
 # stays with the mount's owner (other users of an allow_other mount cannot
 # read .config, and every other place a URL shows masks it), while the owner
-# reads it back exactly; a NUL byte in a .config is refused.
+# reads it back exactly; a NUL byte in a .config is refused; two writers at
+# once leave one of their texts, never a mix.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-gen.sh"
 
@@ -54,4 +55,30 @@ test_expect_success 'a .config holding a NUL byte is refused whole' '
 	printf "[leifs]\n\tlimit = 0\n" >"$V/.config" && ! grep -q "^refused:" "$V/.status"
 '
 
+# two writers at once, each writing a line per write(2) with pauses
+cat >"$TRASH/writer.py" <<'EOF'
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+for line in sys.argv[2].replace("\\n", "\n").replace("\\t", "\t").splitlines(True):
+    time.sleep(random.random() * 0.02)
+    os.write(fd, line.encode())
+os.close(fd)
+EOF
+A='[leifs]\n\tlimit = 3\n\tthreads = true\n\tdedupe = mid\n'
+B='[leifs]\n\tdedupe = oid\n\trefresh = 77\n\tlimit = 11\n\tthreads = flag-hits\n'
+test_expect_success 'two writers at once: .config ends as one of their texts, never a mix' '
+	python3 "$TRASH/writer.py" "$W/.config" "$A" && sleep 0.6 && cat "$W/.config" >expect.a &&
+	python3 "$TRASH/writer.py" "$W/.config" "$B" && sleep 0.6 && cat "$W/.config" >expect.b &&
+	! cmp -s expect.a expect.b && bad=0 &&
+	for i in $(seq 30); do
+		python3 "$TRASH/writer.py" "$W/.config" "$A" 2>>werr &
+		a=$!
+		python3 "$TRASH/writer.py" "$W/.config" "$B" 2>>werr &
+		b=$!
+		wait $a && wait $b || { echo "try $i: a writer failed"; bad=$((bad + 1)); }
+		sleep 0.6 && cat "$W/.config" >got &&
+		{ cmp -s got expect.a || cmp -s got expect.b ||
+		  { echo "try $i: neither text"; cat got; bad=$((bad + 1)); }; }
+	done; cat werr; [ $bad = 0 ] && ! grep -q "^refused:" "$W/.status"
+'
 test_done
