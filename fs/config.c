@@ -214,11 +214,17 @@ int config_parse(const char *text, size_t len, config_t *out, char *why, size_t 
 	struct parser ps = { text, text + len, 1, why, whylen };
 	struct buf sec = { 0 };
 	config_t c = { 0 };
+	const char *nul;
 	int ch, err = 0;
 
 	*why = '\0';
-	if (memchr(text, '\0', len)) {
-		snprintf(why, whylen, "NUL byte in config");
+	if ((nul = memchr(text, '\0', len))) {
+		const char *p;
+		int line = 1;
+
+		for (p = text; p < nul; p++)
+			line += *p == '\n';
+		snprintf(why, whylen, "line %d: NUL byte", line);
 		return EINVAL;
 	}
 	for (;;) {

@@ -363,8 +363,12 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
-	case N_CONFIG:
 		file_attr(st, 0644, 0, (time_t)cv.created);
+		err = text_attr(v, n, st, timeout);
+		break;
+	case N_CONFIG:
+		/* its sources may hold a password: the owner's alone */
+		file_attr(st, 0600, 0, (time_t)cv.created);
 		err = text_attr(v, n, st, timeout);
 		break;
 	case N_REFRESH:
@@ -562,7 +566,9 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, timeout);
 }
 
-static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
+static struct wtext *writer_get(struct node *n, int pid, int make);
+
+static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t size)
 {
 	if (n->kind == N_FILE && (to_set & FUSE_SET_ATTR_SIZE)) {
 		char *name;
@@ -584,19 +590,29 @@ static int do_setattr(views_t *v, struct node *n, int to_set, off_t size)
 		return EROFS;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && (n->kind == N_QUERY || n->kind == N_CONFIG)) {
 		char *empty = size == 0 ? calloc(1, 1) : NULL;
+		struct wtext *w;
+		int err = 0;
 
 		if (size == 0 && !empty)
 			return ENOMEM;
 		pthread_mutex_lock(&text_lock);
-		if (empty) {            /* `>`: the rewrite starts empty */
-			free(n->wbuf);
-			n->wbuf = empty;
-			n->wlen = 0;
-		} else if (n->wbuf && (size_t)size < n->wlen) {
-			n->wlen = (size_t)size;
-			n->wbuf[n->wlen] = '\0';
+		w = writer_get(n, pid, !!empty);
+		if (empty && !w) {
+			err = ENOMEM;
+		} else if (empty) {     /* `>`: this writer's rewrite starts empty */
+			free(w->buf);
+			w->buf = empty;
+			empty = NULL;
+			w->len = 0;
+			w->refused = 0;
+		} else if (w && w->buf && (size_t)size < w->len) {
+			w->len = (size_t)size;
+			w->buf[w->len] = '\0';
 		}
 		pthread_mutex_unlock(&text_lock);
+		free(empty);
+		if (err)
+			return err;
 	}
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
 		return EROFS;
@@ -618,7 +634,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_setattr(V(req), n, to_set, attr->st_size);
+	err = do_setattr(V(req), n, fuse_req_ctx(req)->pid, to_set, attr->st_size);
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
@@ -1151,6 +1167,19 @@ static int guarded_file_read(views_t *v, uint64_t vid, const char *name, char **
 	return GUARD(v, cache_file_read(views_cache(v), vid, name, buf, got));
 }
 
+/*
+ * .config shows source URLs as written, password included, so that the
+ * owner's editor writes back what it read.  main.c mounts with
+ * default_permissions, so the kernel already keeps others out by its mode
+ * (0600); this says the same in the handler, should that ever change.
+ */
+static int may_touch_config(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == getuid();
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -1164,7 +1193,9 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (is_generated(n->kind)) {
+	if (n->kind == N_CONFIG && !may_touch_config(req)) {
+		err = EACCES;
+	} else if (is_generated(n->kind)) {
 		err = text_read(V(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_FILE) {
 		if (!(err = file_node_name(n, &name))) {
@@ -1196,42 +1227,137 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * A .query or .config rewrite is gathered on the node (the truncation of `>`
- * starts it empty; appends start from the current text) and applied at
- * every write: with no open handle there is no close to wait for.  A write
- * that ends the text with a newline ends the rewrite.
+ * A .query or .config rewrite is gathered on the node, one per writer (its
+ * pid; a truncation, as `>` makes, or a write at offset 0 starts it empty,
+ * a write further on with none started starts from the current text, as
+ * `>>` appends), and handed over whole at every write: with no open handle
+ * there is no close to wait for.  Two writers at once thus never mix their
+ * texts: each hand-over is one writer's text so far, and the last one is
+ * the whole text of the writer that finished last.  A write that ends a
+ * query with a newline ends its rewrite; a refused write fails the rest of
+ * its rewrite too.  Rewrites idle for WRITER_IDLE seconds are forgotten.
  */
-static int text_write(views_t *v, struct node *n, const char *buf,
+#define WRITERS_MAX 16
+#define WRITER_IDLE 60
+
+static void writer_drop(struct wtext **p)
+{
+	struct wtext *w = *p;
+
+	*p = w->next;
+	free(w->buf);
+	free(w);
+}
+
+/* With text_lock held: the rewrite of `pid`, made if `make`; NULL if none
+ * (or out of memory).  Forgets idle rewrites, and the least recent one of
+ * WRITERS_MAX to make room. */
+static struct wtext *writer_get(struct node *n, int pid, int make)
+{
+	struct wtext **p, **oldest = NULL, *w;
+	int64_t now = (int64_t)time(NULL);
+	int count = 0;
+
+	for (p = &n->writers; (w = *p);) {
+		if (w->pid == pid) {
+			w->used = now;
+			return w;
+		}
+		if (now - w->used > WRITER_IDLE) {
+			writer_drop(p);
+			continue;
+		}
+		if (!oldest || w->used < (*oldest)->used)
+			oldest = p;
+		count++;
+		p = &w->next;
+	}
+	if (!make)
+		return NULL;
+	if (count >= WRITERS_MAX)
+		writer_drop(oldest);
+	if (!(w = calloc(1, sizeof(*w))))
+		return NULL;
+	w->pid = pid;
+	w->used = now;
+	w->next = n->writers;
+	n->writers = w;
+	return w;
+}
+
+/* With text_lock held: the text of `pid`'s rewrite with [off, off+size)
+ * written, copied to *text (a NUL byte in it kept: it must fail the
+ * write, not end the text). */
+static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
+		      size_t size, off_t off, char **text, size_t *len)
+{
+	size_t end = (size_t)off + size;
+	struct wtext *w;
+	char *s = NULL;
+
+	if (!(w = writer_get(n, pid, 1)))
+		return ENOMEM;
+	if (off == 0) {                 /* a rewrite starts anew */
+		free(w->buf);
+		w->buf = NULL;
+		w->len = 0;
+		w->refused = 0;
+		if (!(w->buf = calloc(1, 1)))
+			return ENOMEM;
+	}
+	if (w->refused)
+		return EINVAL;
+	if (!w->buf) {
+		/* an append to what the file reads now: made unlocked (it
+		 * reads the cache), and `w` looked up again after */
+		int err;
+
+		pthread_mutex_unlock(&text_lock);
+		err = gen_text(v, n, &s);
+		pthread_mutex_lock(&text_lock);
+		if (err)
+			return err;
+		if (!(w = writer_get(n, pid, 1))) {
+			free(s);
+			return ENOMEM;
+		}
+		if (!w->buf) {
+			w->buf = s;
+			w->len = strlen(s);
+		} else {
+			free(s);
+		}
+	}
+	if (end > w->len) {
+		if (!(s = realloc(w->buf, end + 1)))
+			return ENOMEM;
+		w->buf = s;
+	}
+	if ((size_t)off > w->len)
+		memset(w->buf + w->len, ' ', (size_t)off - w->len);
+	memcpy(w->buf + off, buf, size);
+	if (end > w->len)
+		w->len = end;
+	w->buf[w->len] = '\0';
+	if (!(*text = malloc(w->len + 1)))
+		return ENOMEM;
+	memcpy(*text, w->buf, w->len + 1);
+	*len = w->len;
+	return 0;
+}
+
+static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 		      size_t size, off_t off)
 {
 	char why[256], *text = NULL;
-	size_t end;
-	int err = 0, done;
+	struct wtext *w;
+	size_t len = 0;
+	int err, done;
 
 	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
 		return EFBIG;
-	end = (size_t)off + size;
 	pthread_mutex_lock(&text_lock);
-	if ((err = ensure_text(v, n, &n->wbuf, &n->wlen)))
-		return err;
-	if (end > n->wlen) {
-		char *s = realloc(n->wbuf, end + 1);
-
-		if (!s) {
-			err = ENOMEM;
-			goto out;
-		}
-		n->wbuf = s;
-	}
-	if ((size_t)off > n->wlen)
-		memset(n->wbuf + n->wlen, ' ', (size_t)off - n->wlen);
-	memcpy(n->wbuf + off, buf, size);
-	if (end > n->wlen)
-		n->wlen = end;
-	n->wbuf[n->wlen] = '\0';
-	if (!(text = strdup(n->wbuf)))
-		err = ENOMEM;
-out:
+	err = writer_put(v, n, pid, buf, size, off, &text, &len);
 	pthread_mutex_unlock(&text_lock);
 	if (err)
 		return err;
@@ -1239,21 +1365,24 @@ out:
 	 * writers (bash's printf), so its rewrite lasts until the next `>` */
 	done = n->kind == N_QUERY && text[0] && text[strlen(text) - 1] == '\n';
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, strlen(text), why, sizeof(why));
+		err = views_stage_config(v, n->view, text, len, why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);
 	if (err || done) {
 		pthread_mutex_lock(&text_lock);
-		free(n->wbuf);
-		n->wbuf = NULL;
-		n->wlen = 0;
+		if ((w = writer_get(n, pid, 0))) {
+			free(w->buf);
+			w->buf = NULL;
+			w->len = 0;
+			w->refused = err == EINVAL;
+		}
 		pthread_mutex_unlock(&text_lock);
 	}
 	return err;
 }
 
-static int do_write(views_t *v, struct node *n, const char *buf, size_t size,
+static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t size,
 		    off_t off)
 {
 	char *name;
@@ -1273,7 +1402,7 @@ static int do_write(views_t *v, struct node *n, const char *buf, size_t size,
 		return views_refresh(v, n->view, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
 	case N_QUERY:
 	case N_CONFIG:
-		return text_write(v, n, buf, size, off);
+		return text_write(v, n, pid, buf, size, off);
 	case N_UNHIDE: {
 		char why[256];
 
@@ -1289,7 +1418,8 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct node *n = node_get(ino);
-	int err = n ? do_write(V(req), n, buf, size, off) : ENOENT;
+	int err = !n ? ENOENT : n->kind == N_CONFIG && !may_touch_config(req) ? EACCES :
+		  do_write(V(req), n, fuse_req_ctx(req)->pid, buf, size, off);
 
 	(void)fi;
 	if (n)

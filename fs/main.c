@@ -406,7 +406,9 @@ int main(int argc, char *argv[])
 	}
 	if (cl.debug)
 		log_set_debug(1);
-	/* private by default: the kernel checks modes, no allow_other */
+	/* private by default: the kernel checks modes, no allow_other; with
+	 * allow_other, the mode of .config (0600) keeps its passwords from
+	 * other users */
 	fuse_opt_add_arg(&args, "-odefault_permissions");
 	fuse_opt_add_arg(&args, "-ofsname=leifs");
 	fuse_opt_add_arg(&args, "-osubtype=leifs");

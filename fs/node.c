@@ -64,7 +64,13 @@ static void free_node(struct ref_node *r)
 	free(r->n.view);
 	free(r->n.name);
 	free(r->n.text);
-	free(r->n.wbuf);
+	while (r->n.writers) {
+		struct wtext *w = r->n.writers;
+
+		r->n.writers = w->next;
+		free(w->buf);
+		free(w);
+	}
 	free(r);
 }
 

@@ -24,12 +24,22 @@ struct node {
 	char *name;                     /* N_FILE: a client file of the view;
 					 * protected by the table lock */
 	/* generated files (.query, .status, ...), protected by fs.c's text
-	 * lock: the text the last getattr made, and a .query rewrite being
-	 * written */
+	 * lock: the text the last getattr made, and the rewrites of a .query
+	 * or .config being written, one per writer */
 	char *text;
 	size_t textlen;
-	char *wbuf;
-	size_t wlen;
+	struct wtext *writers;
+};
+
+/* One writer's rewrite of a .query or .config.  Writes carry no open file
+ * (fs.c answers open with ENOSYS), so a writer is told by its pid. */
+struct wtext {
+	struct wtext *next;
+	int pid;
+	char *buf;                      /* len bytes and a NUL; NULL: none yet */
+	size_t len;
+	int refused;                    /* a write of it failed: the rest fails */
+	int64_t used;                   /* time of its last write */
 };
 
 int node_table_init(void);

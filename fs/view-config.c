@@ -121,6 +121,9 @@ out:
  * is checked at once (a bad line fails that write, and nothing of it is
  * applied); the text is applied when no write came for STAGE_MS, so that a
  * good first line is never applied on its own before a bad second one.
+ * fs.c hands over one writer's whole text so far at each write, and a
+ * staged text replaces the one staged before: with two writers at once,
+ * what is applied is one writer's text, never a mix.
  */
 #define STAGE_MS 300
 
@@ -145,6 +148,10 @@ static void *apply_later(void *arg)
 	while (!atomic_load(&v->stop) &&
 	       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
 		;
+	pthread_mutex_unlock(&v->lock);
+	/* a text staged after this one waits until this one is stored */
+	pthread_mutex_lock(&v->apply);
+	pthread_mutex_lock(&v->lock);
 	if (st->l->pending_gen == st->gen && st->l->pending) {
 		text = st->l->pending;
 		st->l->pending = NULL;
@@ -154,6 +161,7 @@ static void *apply_later(void *arg)
 	if (text && name && !atomic_load(&v->stop) &&
 	    views_set_config(v, name, text, strlen(text), why, sizeof(why)))
 		log_err("cannot apply the .config of %s: %s", name, why[0] ? why : "error");
+	pthread_mutex_unlock(&v->apply);
 	free(text);
 	free(name);
 	pthread_mutex_lock(&v->lock);

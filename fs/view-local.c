@@ -176,7 +176,10 @@ static void *indexer(void *arg)
 			}
 			cache_index_commit(l->idx, why, sizeof(why));
 		} else {
-			log_err("cannot index mail of %s: %s", j->url, why);
+			char shown[512];
+
+			url_shown(j->url, shown, sizeof(shown));
+			log_err("cannot index mail of %s: %s", shown, why);
 		}
 		free_job(j);
 	}

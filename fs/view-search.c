@@ -71,15 +71,15 @@ static void *run_source(void *arg)
 	char shown[512];
 
 	memset(&r->res, 0, sizeof(r->res));
+	url_shown(r->url, shown, sizeof(shown));        /* cache:URL too */
 	if (view_is_local(r->url)) {
 		/* the whole query every time: an import may bring mail of any
 		 * date, so a dt: bound would miss it; what the view has is
 		 * skipped cheaply */
-		log_debug("search %s q=%s", r->url, r->full_q);
+		log_debug("search %s q=%s", shown, r->full_q);
 		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
 					   &r->res, &r->imported);
 	} else {
-		url_shown(r->url, shown, sizeof(shown));
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, &s, &r->res);
 	}

@@ -51,6 +51,9 @@ struct views {
 	struct settings def;    /* what a view without .config gets */
 	cache_t *cache;
 	pthread_mutex_t lock;
+	pthread_mutex_t apply;  /* a staged .config is applied by one thread at
+				 * a time, so the last staged is applied last;
+				 * taken before lock */
 	pthread_cond_t done;    /* a refresh ended */
 	struct live *live;      /* protected by lock */
 	int running;            /* refresh threads; protected by lock */

@@ -90,6 +90,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 			log_err("cannot make %s: dates of local queries will fail", dates);
 	}
 	pthread_mutex_init(&v->lock, NULL);
+	pthread_mutex_init(&v->apply, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&v->done, &ca);
@@ -128,6 +129,7 @@ void views_close(views_t *v)
 	settings_free(&v->def);
 	cache_close(v->cache);
 	pthread_mutex_destroy(&v->lock);
+	pthread_mutex_destroy(&v->apply);
 	pthread_cond_destroy(&v->done);
 	free(v);
 }

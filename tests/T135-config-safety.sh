@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A view's .config under hostile or careless use: a password in a source URL
+# stays with the mount's owner (other users of an allow_other mount cannot
+# read .config, and every other place a URL shows masks it), while the owner
+# reads it back exactly; a NUL byte in a .config is refused; two writers at
+# once leave one of their texts, never a mix.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-gen.sh"
+
+test_expect_success 'public-inbox-httpd serves the generated archive' 'gen_server'
+M="$TRASH/mnt"
+S1="http://user:s3cret@127.0.0.1:$PI_PORT/all/"
+S2="http://other:s3cret@127.0.0.1:$PI_PORT/linux-rtc/"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+test_expect_success 'leifs mounts for every user, its source with a password' '
+	leifs_mount "$M" -o "allow_other,source=$S1,cache=$TRASH/cache,timeout=4,refresh=3600"
+'
+V="$M/queries/s:rtc"
+W="$M/queries/s:watchdog"
+test_expect_success 'the owner reads the password back from .config, exactly' '
+	mkdir "$V" "$W" && ls "$V/cur" "$W/cur" >/dev/null &&
+	grep -qx "	source = $S1" "$V/.config" &&
+	printf "[leifs]\n\tsource = %s\n" "$S2" >"$W/.config" && sleep 0.6 &&
+	grep -qx "	source = $S2" "$W/.config" &&
+	cat "$W/.config" >copy && cat copy >"$W/.config" && sleep 0.6 &&
+	test_cmp copy "$W/.config"
+'
+test_expect_success '.config is mode 0600' '
+	stat -c %a "$V/.config" "$W/.config" >modes && printf "600\n600\n" >expect &&
+	test_cmp expect modes
+'
+test_expect_success 'another user cannot read .config' '
+	as_nobody ls "$V" >/dev/null &&
+	! as_nobody cat "$V/.config" >out 2>err && cat err && grep -q "Permission denied" err &&
+	! grep -q s3cret out && ! as_nobody cat "$W/.config" >out 2>/dev/null && ! grep -q s3cret out
+'
+test_expect_success 'grep -r as another user finds the password nowhere in the mount' '
+	ls "$W/cur" >/dev/null && test_wait_for 20 "grep -q \"^source: .*: ok\" \"$W/.status\"" &&
+	as_nobody cat "$V/.status" "$W/.status" "$M/queries/.status" >shown &&
+	grep -qF "http://***@127.0.0.1:$PI_PORT/all/" shown &&
+	grep -qF "http://***@127.0.0.1:$PI_PORT/linux-rtc/" shown &&
+	as_nobody grep -r s3cret "$M" >found 2>/dev/null; test_cmp /dev/null found
+'
+test_expect_success 'nor is it in the log' '
+	! grep s3cret "$TRASH/leifs.log"
+'
+
+# a NUL byte: what follows must not be dropped with the rest applied
+test_expect_success 'a .config holding a NUL byte is refused whole' '
+	sleep 0.6 && cp "$V/.config" before &&
+	! bash -c "printf \"[leifs]\n\tlimit = 3\0\n\tthreads = true\n\" >\"\$1/.config\"" sh "$V" 2>err &&
+	cat err && grep -q "Invalid argument" err &&
+	grep -q "^refused: .config: line 2: .*NUL" "$V/.status" &&
+	sleep 0.6 && test_cmp before "$V/.config" &&
+	printf "[leifs]\n\tlimit = 0\n" >"$V/.config" && ! grep -q "^refused:" "$V/.status"
+'
+
+# two writers at once, each writing a line per write(2) with pauses
+cat >"$TRASH/writer.py" <<'EOF'
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+for line in sys.argv[2].replace("\\n", "\n").replace("\\t", "\t").splitlines(True):
+    time.sleep(random.random() * 0.02)
+    os.write(fd, line.encode())
+os.close(fd)
+EOF
+A='[leifs]\n\tlimit = 3\n\tthreads = true\n\tdedupe = mid\n'
+B='[leifs]\n\tdedupe = oid\n\trefresh = 77\n\tlimit = 11\n\tthreads = flag-hits\n'
+test_expect_success 'two writers at once: .config ends as one of their texts, never a mix' '
+	python3 "$TRASH/writer.py" "$W/.config" "$A" && sleep 0.6 && cat "$W/.config" >expect.a &&
+	python3 "$TRASH/writer.py" "$W/.config" "$B" && sleep 0.6 && cat "$W/.config" >expect.b &&
+	! cmp -s expect.a expect.b && bad=0 &&
+	for i in $(seq 30); do
+		python3 "$TRASH/writer.py" "$W/.config" "$A" 2>>werr &
+		a=$!
+		python3 "$TRASH/writer.py" "$W/.config" "$B" 2>>werr &
+		b=$!
+		wait $a && wait $b || { echo "try $i: a writer failed"; bad=$((bad + 1)); }
+		sleep 0.6 && cat "$W/.config" >got &&
+		{ cmp -s got expect.a || cmp -s got expect.b ||
+		  { echo "try $i: neither text"; cat got; bad=$((bad + 1)); }; }
+	done; cat werr; [ $bad = 0 ] && ! grep -q "^refused:" "$W/.status"
+'
+test_done
