@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "cache/cache.h"
+#include "cache/cache-private.h"
 #include "fs/config.h"
 #include "fs/settings.h"
 #include "net/net.h"
@@ -518,6 +519,87 @@ static void test_sweep(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* the user's state of a message that leaves a view comes back with it;
+ * nothing is written under a removed or re-searched view; an old cache
+ * without id records is given them at open; cache_check sees all that */
+static void test_user_state(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300];
+	unsigned char o1[CACHE_OID_LEN], o2[CACHE_OID_LEN], key[8];
+	struct cache_view a, q;
+	struct cache_entry e;
+	struct cache_check r;
+	cache_batch_t *bt;
+	uint64_t dropped = 0, n = 0;
+	MDB_txn *txn;
+	MDB_val k = { sizeof(key), key };
+	cache_t *c;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	cache_oid(msg1, sizeof(msg1) - 1, o1);
+	cache_oid(msg2, sizeof(msg2) - 1, o2);
+	CHECK(cache_view_create(c, "a", "s:a", &a) == 0);
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	/* read and tagged, then out of the view (a full search without it) */
+	CHECK(cache_entry_update(c, a.id, o2, CACHE_CUR, 1u << 4, 7) == 0);
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 2, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped) == 0 && dropped == 1);
+	CHECK(cache_entry_get(c, a.id, o2, &e) == ENOENT);
+	/* back, as the user left it (not in new/, where new mail lands) */
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 2, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 1);
+	cache_batch_free(bt);
+	CHECK(cache_entry_get(c, a.id, o2, &e) == 0 && e.where == CACHE_CUR &&
+	      e.flags == 1u << 4 && e.uid == 7);
+	/* hidden from cur/, then brought back there */
+	CHECK(cache_entry_update(c, a.id, o2, CACHE_HIDDEN, e.flags, e.uid) == 0);
+	CHECK(cache_entry_unhide(c, a.id, o1, &n) == 0 && n == 0);
+	CHECK(cache_entry_unhide(c, a.id, NULL, &n) == 0 && n == 1);
+	CHECK(cache_entry_get(c, a.id, o2, &e) == 0 && e.where == CACHE_CUR && e.flags == 1u << 4);
+	/* a search that began before a new query writes nothing */
+	CHECK(cache_view_create(c, "q", "s:q", &q) == 0);
+	CHECK(cache_batch_new(c, q.id, q.epoch, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_view_set_query(c, "q", q.id, "s:other") == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == ECANCELED && cache_batch_added(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(cache_entry_get(c, q.id, o1, &e) == ENOENT);
+	/* nor one whose view was removed; nor a client file */
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 3, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_view_delete(c, "a") == 0);
+	CHECK(cache_batch_flush(bt) == ECANCELED);
+	cache_batch_free(bt);
+	CHECK(cache_file_create(c, a.id, ".uidvalidity", 0) == ENOENT);
+	CHECK(cache_check(c, NULL, &r) == 0 && !cache_check_problems(&r) &&
+	      r.views == 1 && r.messages == 0);
+	/* a cache from before id records: view q loses its own, then the
+	 * next open gives it back */
+	cache_key_id(key, q.id);
+	CHECK(mdb_txn_begin(c->env, NULL, 0, &txn) == 0);
+	CHECK(mdb_del(txn, c->ids, &k, NULL) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	CHECK(cache_check(c, NULL, &r) == 0 && r.bad_records == 1);
+	cache_close(c);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_check(c, NULL, &r) == 0 && !cache_check_problems(&r));
+	CHECK(cache_file_create(c, q.id, ".uidvalidity", 0) == 0);
+	cache_view_release(&q);
+	cache_view_release(&a);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static int parse(const char *text, config_t *c, char *why, size_t n)
 {
 	return config_parse(text, strlen(text), c, why, n);
@@ -769,6 +851,7 @@ int main(void)
 	test_gunzip();
 	test_cache();
 	test_sweep();
+	test_user_state();
 	test_config();
 	test_files();
 	test_settings();
