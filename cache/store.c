@@ -113,8 +113,8 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 	 * there is nothing to do (and a damaged page waits for its reader) */
 	if ((rc = mdb_stat(txn, c->ids, &ids)) || (rc = mdb_stat(txn, c->view, &views)))
 		return rc;
-	if (ids.ms_entries >= views.ms_entries)
-		return 0;
+	if (ids.ms_entries == views.ms_entries)
+		return 0;       /* else a walk; a stale one left is mended by cache_view_alive */
 	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
 		return rc;
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
@@ -140,25 +140,63 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* the view whose record says `id`, by a walk of the views (a cache whose
+ * id records an older leifs let go stale); ENOENT if none */
+static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_view *out)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc, err = ENOENT;
+
+	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		struct view_rec r;
+
+		if (d.mv_size < sizeof(r))
+			continue;
+		memcpy(&r, d.mv_data, sizeof(r));
+		if (r.id == id) {
+			err = view_decode(&k, &d, out);
+			break;
+		}
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		return cache_errno(rc);
+	return err;
+}
+
 int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 {
 	unsigned char key[8];
 	MDB_val k = { sizeof(key), key }, d;
-	struct cache_view v;
-	int rc, err;
+	struct cache_view v = { 0 };
+	int rc, err = ENOENT;
 
 	cache_key_id(key, id);
-	if ((rc = mdb_get(txn, c->ids, &k, &d)))
+	if (!(rc = mdb_get(txn, c->ids, &k, &d))) {
+		MDB_val nk = d, nd;
+
+		if (!mdb_get(txn, c->view, &nk, &nd) && !(err = view_decode(&nk, &nd, &v)) &&
+		    v.id != id) {
+			cache_view_release(&v);
+			err = ENOENT;
+		}
+	} else if (rc != MDB_NOTFOUND) {
 		return cache_errno(rc);
-	if (!epoch)
-		return 0;
-	k = d;
-	if ((rc = mdb_get(txn, c->view, &k, &d)))
-		return cache_errno(rc);
-	if ((err = view_decode(&k, &d, &v)))
-		return err;
-	err = v.id == id ? 0 : ENOENT;
-	*epoch = v.epoch;
+	}
+	if (err == ENOENT) {
+		/* no record, or a stale one (an older leifs removed or made
+		 * views since): ask the views themselves, and mend it in a
+		 * write transaction */
+		if ((err = find_view_by_id(c, txn, id, &v)))
+			return err;
+		rc = put_id(c, txn, id, v.name);
+		err = rc == 0 || rc == EACCES ? 0 : cache_errno(rc);   /* EACCES: read-only */
+	}
+	if (!err && epoch)
+		*epoch = v.epoch;
 	cache_view_release(&v);
 	return err;
 }

@@ -116,6 +116,30 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 	}
 }
 
+/* A password in a source on the command line would show in ps (its
+ * /proc/PID/cmdline) to every user: once the options are parsed (libfuse
+ * copied them), overwrite it in place with '*'. */
+static void scrub_passwords(int argc, char *argv[])
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		char *p = argv[i];
+
+		while ((p = strstr(p, "://"))) {
+			char *host = p + 3, *end = host + strcspn(host, "/,"), *at = NULL, *c, *q;
+
+			for (q = host; q < end; q++)
+				if (*q == '@')
+					at = q;
+			if (at && (c = memchr(host, ':', (size_t)(at - host))))
+				for (q = c + 1; q < at; q++)
+					*q = '*';
+			p = end;
+		}
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -364,6 +388,7 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
+	scrub_passwords(argc, argv);
 	if (o.show_help) {
 		usage(stdout);
 		ret = 0;

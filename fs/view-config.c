@@ -172,6 +172,17 @@ static void *apply_later(void *arg)
 	return NULL;
 }
 
+int views_config_ok(views_t *v, const char *text, size_t len)
+{
+	struct settings set;
+	char why[256];
+	int err = settings_parse(&v->def, text, len, &set, why, sizeof(why));
+
+	if (!err)
+		settings_free(&set);
+	return err;
+}
+
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
 		       char *why, size_t whylen)
 {

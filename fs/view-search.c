@@ -108,36 +108,56 @@ static void run_reason(const struct run *r, char *buf, size_t len)
 /*
  * An empty answer to a full search of a view that holds messages may be a
  * server's hiccup (a 404 from a broken index, an empty gzip): sweeping on
- * it would empty the view.  Nothing is swept until another full search,
- * empty_confirm seconds or more later, finds nothing too; meanwhile
- * .status says what is held.  1: hold (do not sweep).
+ * it would empty the view, or a source's share of it.  Nothing is swept
+ * until every source that answered nothing has done so for empty_confirm
+ * seconds or more (a later full search finds nothing there too);
+ * meanwhile .status says what is held, and listings ask again after
+ * empty_confirm.  1: hold (do not sweep).
  */
 static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
-		      uint64_t received, time_t start)
+		      const struct run *runs, int n, time_t start)
 {
+	struct empty_src *e, **pp;
 	uint64_t count = 0;
-	int hold = 0;
+	int hold = 0, i, any_empty = 0;
 
-	if (!received && cache_entry_count(v->cache, cv->id, &count))
+	for (i = 0; i < n; i++)
+		any_empty |= !runs[i].res.messages;
+	if (any_empty && cache_entry_count(v->cache, cv->id, &count))
 		count = 1;      /* cannot tell: keep what is there */
 	pthread_mutex_lock(&v->lock);
-	if (received || !count) {
-		l->empty_since = 0;     /* nothing to hold */
-	} else {
-		if (!l->empty_since || !l->empty_query || strcmp(l->empty_query, cv->query)) {
-			free(l->empty_query);
-			l->empty_query = strdup(cv->query);
-			l->empty_since = (int64_t)start;
+	for (i = 0; i < n; i++) {
+		for (pp = &l->empty; (e = *pp); pp = &e->next)
+			if (!strcmp(e->url, runs[i].url))
+				break;
+		if (runs[i].res.messages || !count) {
+			if (e) {        /* it answered: no hold for it */
+				*pp = e->next;
+				e->next = NULL;
+				free_empty(e);
+			}
+			continue;
 		}
-		hold = (int64_t)start - l->empty_since < v->o.empty_confirm;
-		if (!hold)
-			l->empty_since = 0;     /* confirmed: the sweep goes on */
+		if (e && strcmp(e->query, cv->query)) {
+			free(e->query);
+			e->query = strdup(cv->query);
+			e->since = (int64_t)start;
+		} else if (!e && (e = calloc(1, sizeof(*e)))) {
+			e->url = strdup(runs[i].url);
+			e->query = strdup(cv->query);
+			e->since = (int64_t)start;
+			e->next = l->empty;
+			l->empty = e;
+		}
+		if (!e || !e->url || !e->query ||
+		    (int64_t)start - e->since < v->o.empty_confirm)
+			hold = 1;
 	}
 	l->held = hold ? count : 0;
 	pthread_mutex_unlock(&v->lock);
 	if (hold)
-		log_err("%s: a full search found nothing; its %llu messages stay until "
-			"another, %ld s or more later, finds nothing too", l->name,
+		log_err("%s: a full search found nothing at a source; the view's %llu messages "
+			"stay until another, %ld s or more later, agrees", l->name,
 			(unsigned long long)count, v->o.empty_confirm);
 	return hold;
 }
@@ -250,7 +270,7 @@ void view_search(views_t *v, struct live *l)
 			log_debug("search of %s stopped", l->name);
 			goto out;
 		}
-	if (!failed && full && hold_empty(v, l, &cv, received, start))
+	if (!failed && full && hold_empty(v, l, &cv, runs, n, start))
 		full = 0;
 	if (!failed && full &&
 	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped))) {

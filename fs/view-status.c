@@ -164,8 +164,8 @@ int views_status(views_t *v, const char *name, char **out)
 		fputc('\n', f);
 	}
 	if (held)
-		fprintf(f, "held: the last full search found nothing; %llu messages stay "
-			"until another, %ld s or more later, finds nothing too\n",
+		fprintf(f, "held: the last full search found nothing at a source; %llu messages "
+			"stay until another, %ld s or more later, agrees\n",
 			(unsigned long long)held, v->o.empty_confirm);
 	if (refusal)
 		fprintf(f, "refused: %s\n", refusal);

@@ -23,6 +23,15 @@ struct src_state {
 	char error[300];
 };
 
+/* a source that answered a full search of a view with nothing, since
+ * `since`, for query `query` */
+struct empty_src {
+	struct empty_src *next;
+	char *url, *query;
+	int64_t since;
+};
+void free_empty(struct empty_src *e);
+
 /* what is known of a view while the daemon runs; protected by views.lock */
 struct live {
 	struct live *next;
@@ -31,10 +40,8 @@ struct live {
 	int again;              /* a refresh was asked for while one ran */
 	atomic_ulong progress;  /* messages received by the running refresh */
 	atomic_int cancel;      /* the view was removed: its search stops */
-	int64_t empty_since;    /* a full search found nothing then, with the
-				 * view not empty: nothing swept until a
-				 * later one confirms it; 0: none */
-	char *empty_query;      /* the query that answer was for */
+	struct empty_src *empty;  /* sources whose answer to a full search of
+				   * the view was empty (see view-search.c) */
 	uint64_t held;          /* messages kept meanwhile (for .status) */
 	char *name;
 	char *last_query;       /* the query text last sent */

@@ -34,6 +34,18 @@ void free_src(struct src_state *src, int n)
 	free(src);
 }
 
+void free_empty(struct empty_src *e)
+{
+	while (e) {
+		struct empty_src *next = e->next;
+
+		free(e->url);
+		free(e->query);
+		free(e);
+		e = next;
+	}
+}
+
 struct live *live_get(views_t *v, uint64_t id, const char *name)
 {
 	struct live *l;
@@ -122,7 +134,7 @@ void views_close(views_t *v)
 		free_src(l->src, l->nsrc);
 		free(l->refusal);
 		free(l->pending);
-		free(l->empty_query);
+		free_empty(l->empty);
 		free(l);
 	}
 	view_local_close(v);
@@ -376,6 +388,9 @@ int views_listing(views_t *v, const char *name)
 		err = ENOMEM;
 		goto out;
 	}
+	/* a view holding mail after an empty answer asks again soon */
+	if (l->held && v->o.empty_confirm < every)
+		every = v->o.empty_confirm;
 	if ((cv.last_try == 0 || now - cv.last_try >= every) &&
 	    (err = start_refresh(v, l, 0))) {
 		/* the listing still answers from the cache */
@@ -416,6 +431,23 @@ int views_refresh(views_t *v, const char *name, int full)
 	err = l ? start_refresh(v, l, 1) : ENOMEM;
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);
+	return err;
+}
+
+int views_query_ok(const char *text)
+{
+	const char *reason = NULL;
+	char *q = strdup(text);
+	size_t i;
+	int err;
+
+	if (!q)
+		return ENOMEM;
+	for (i = 0; q[i]; i++)          /* as views_set_query reads it */
+		if (q[i] == '\n' || q[i] == '\r' || q[i] == '\t')
+			q[i] = ' ';
+	err = query_validate(q, &reason);
+	free(q);
 	return err;
 }
 

@@ -49,7 +49,9 @@ typedef struct views views_t;
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
 /* Start the refresh_all schedule, if any (after daemonizing). */
 int views_start(views_t *v);
-/* Stop refreshes (they end as failed, keeping what was stored) and close. */
+/* Stop refreshes and close.  A search cut short leaves no result behind:
+ * the view's state and last refresh stay those of its last whole search
+ * (what was stored stays), so the next mount's policy is not misled. */
 void views_close(views_t *v);
 
 /* Reads go straight to the cache; views_t owns it. */
@@ -86,6 +88,10 @@ int views_refresh(views_t *v, const char *name, int full);
 int views_set_query(views_t *v, const char *name, const char *text,
 		    char *why, size_t whylen);
 
+/* Whether a query text or a .config text would be taken (0, EINVAL),
+ * with no effect: a writer whose text ends inside a line may not be done. */
+int views_query_ok(const char *text);
+int views_config_ok(views_t *v, const char *text, size_t len);
 /* VIEW/.config: the view's effective settings (settings.h), malloc'd; and
  * a new .config, checked (EINVAL, the reason in `why` and in .status),
  * stored, then a full search with the new settings. */

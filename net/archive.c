@@ -14,7 +14,8 @@
  *
  * An archive is data (net.h): nothing in it is run or makes git run
  * anything, and nothing in it names a path leifs follows beyond the
- * archive's own files.  git reads repositories (rev-list piped into
+ * archive's own files (no symbolic link inside it is followed, and an
+ * inbox whose alternates lead outside it is refused).  git reads repositories (rev-list piped into
  * diff-tree --raw, then cat-file --batch), with arguments only, never a
  * shell, and never with the archive as its repository: it runs in the
  * caller's empty repository, with an environment made here and the
@@ -26,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -308,10 +310,19 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 		since = 0;
 	for (i = 0; i < 2 && !err; i++) {
 		char dir[4096];
+		struct stat dst;
 		struct dirent *de;
 		DIR *d;
 
 		snprintf(dir, sizeof(dir), "%s/%s", path, subs[i]);
+		if (lstat(dir, &dst))
+			continue;       /* a maildir may lack new/ or cur/ */
+		if (S_ISLNK(dst.st_mode)) {
+			say(res, "%s is a symbolic link: refused (it may lead outside the maildir)",
+			    dir);
+			err = EPERM;
+			continue;
+		}
 		if (!(d = opendir(dir)))
 			continue;
 		while (!err && (de = readdir(d))) {
@@ -790,6 +801,100 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 	return err;
 }
 
+/* a directory of the archive that is no symbolic link (a link would lead
+ * leifs to files outside the archive) */
+static int real_dir(const char *p, struct net_res *res)
+{
+	struct stat st;
+
+	if (lstat(p, &st)) {
+		say(res, "cannot read %s: %s", p, strerror(errno));
+		return errno;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		say(res, "%s is a symbolic link: refused (it may lead outside the archive)", p);
+		return EPERM;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		say(res, "%s is not a directory", p);
+		return ENOTDIR;
+	}
+	return 0;
+}
+
+/*
+ * git follows a repository's objects/info/alternates, and theirs in turn:
+ * an archive may share objects within itself (a mirror's epochs), but an
+ * entry leading outside the archive `root` (a real path) would make leifs
+ * read another repository's mail.  0 when every entry, at every depth git
+ * goes to, stays inside.
+ */
+static int alternates_inside(const char *root, const char *objdir, int depth,
+			     struct net_res *res)
+{
+	char p[4200], buf[4096], *line, *save = NULL;
+	int fd, n, err = 0;
+
+	snprintf(p, sizeof(p), "%s/info/alternates", objdir);
+	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		say(res, "cannot read %s: %s: refused", p, strerror(errno));
+		return EPERM;
+	}
+	n = read_small(fd, buf, sizeof(buf));
+	close(fd);
+	if (n) {
+		say(res, "%s is too large or unreadable: refused", p);
+		return EPERM;
+	}
+	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+		char alt[4200], real[PATH_MAX];
+		size_t rl = strlen(root);
+
+		if (!*line || *line == '#')
+			continue;
+		if (*line == '"' || depth >= 5) {
+			say(res, "%s: an alternate leifs does not follow: refused", p);
+			return EPERM;
+		}
+		if (*line == '/')
+			snprintf(alt, sizeof(alt), "%s", line);
+		else
+			snprintf(alt, sizeof(alt), "%s/%s", objdir, line);
+		if (!realpath(alt, real))
+			continue;       /* git skips one that is not there */
+		if (strncmp(real, root, rl) || (real[rl] != '/' && real[rl] != '\0')) {
+			say(res, "%s names objects outside the archive (%s): refused", p, real);
+			return EPERM;
+		}
+		err = alternates_inside(root, real, depth + 1, res);
+	}
+	return err;
+}
+
+/* the epoch's own directories are real ones, and its objects stay in the
+ * archive `path` */
+static int epoch_inside(const char *path, const char *gitdir, int v1, struct net_res *res)
+{
+	char p[4200], root[PATH_MAX];
+	int err;
+
+	if (!realpath(path, root)) {
+		say(res, "cannot read %s: %s", path, strerror(errno));
+		return errno;
+	}
+	if (!v1) {
+		snprintf(p, sizeof(p), "%s/git", path);
+		if ((err = real_dir(p, res)) || (err = real_dir(gitdir, res)))
+			return err;
+	}
+	snprintf(p, sizeof(p), "%s/objects", gitdir);
+	if ((err = real_dir(p, res)))
+		return err;
+	return alternates_inside(root, p, 0, res);
+}
+
 static int read_git(const char *path, int v1, const char *priv, const char *from, size_t max,
 		    atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res)
 {
@@ -830,6 +935,8 @@ static int read_git(const char *path, int v1, const char *priv, const char *from
 			err = errno;
 		else
 			err = owned(gitdir, &st, res->error, sizeof(res->error));
+		if (!err)
+			err = epoch_inside(path, gitdir, v1, res);
 		if (!err)
 			err = read_head(dfd, gitdir, head, res);
 		close(dfd);

@@ -81,4 +81,18 @@ test_expect_success 'two writers at once: .config ends as one of their texts, ne
 		  { echo "try $i: neither text"; cat got; bad=$((bad + 1)); }; }
 	done; cat werr; [ $bad = 0 ] && ! grep -q "^refused:" "$W/.status"
 '
+test_expect_success 'ps shows no password: the command line is scrubbed' '
+	tr "\\0" " " </proc/$(cat "$M.pid")/cmdline >cmdline && cat cmdline &&
+	grep -q "source=http://user:\*\*\*\*\*\*@127.0.0.1" cmdline && ! grep -q s3cret cmdline &&
+	grep -qx "	source = $S1" "$V/.config"
+'
+test_expect_success 'a .config written in chunks that cut its lines is taken whole' '
+	printf "[leifs]\n\tlimit = 2\n\tthreads = false\n\tsource = %s\n" "$S1" >want &&
+	dd if=want of="$V/.config" bs=7 2>dd.err && sleep 0.8 &&
+	grep -qx "	limit = 2" "$V/.config" && ! grep -q "^refused:" "$V/.status"
+'
+test_expect_success 'a .query written in chunks that cut it is taken whole' '
+	printf "s:(rtc OR watchdog)\n" >q &&
+	dd if=q of="$V/.query" bs=4 2>dd.err && test_cmp q "$V/.query"
+'
 test_done

@@ -120,6 +120,38 @@ test_expect_success 'a ref that is a symbolic link is not followed' '
 	test_wait_for 20 "grep -q \"^source: v2:$TRASH/symref: failed: cannot read .*refs/heads/master: Too many levels of symbolic links\" \"$v/.status\""
 '
 
+# nothing leads leifs outside the archive: alternates elsewhere, a
+# symlinked epoch, a maildir whose cur/ is a link
+test_expect_success 'an epoch whose alternates lead outside the inbox is refused' '
+	make_inbox "$TRASH/secret" &&
+	cp -a "$TRASH/inbox" "$TRASH/alt" &&
+	echo "$TRASH/secret/git/0.git/objects" >"$TRASH/alt/git/0.git/objects/info/alternates" &&
+	v="$M/queries/s:trust AND NOT s:nothing4" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/alt" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/alt: failed: .*alternates names objects outside the archive\" \"$v/.status\""
+'
+test_expect_success 'alternates inside the inbox are followed' '
+	cp -a "$TRASH/inbox" "$TRASH/altin" &&
+	git init -q --bare "$TRASH/altin/git/shared.git" &&
+	echo "../../shared.git/objects" >"$TRASH/altin/git/0.git/objects/info/alternates" &&
+	v="$M/queries/s:trust AND NOT s:nothing5" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/altin" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/altin: ok, 5 messages\" \"$v/.status\""
+'
+test_expect_success 'an epoch that is a symbolic link is refused' '
+	mkdir -p "$TRASH/linked/git" && ln -s "$TRASH/secret/git/0.git" "$TRASH/linked/git/0.git" &&
+	v="$M/queries/s:trust AND NOT s:nothing6" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = v2:%s\n" "$TRASH/linked" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: v2:$TRASH/linked: failed: .*0.git is a symbolic link: refused\" \"$v/.status\""
+'
+test_expect_success 'a maildir whose cur/ is a symbolic link is refused' '
+	mkdir -p "$TRASH/md/new" "$TRASH/secretdir" && cp "$TRASH/eml/1.eml" "$TRASH/secretdir/1" &&
+	ln -s "$TRASH/secretdir" "$TRASH/md/cur" &&
+	v="$M/queries/s:trust AND NOT s:nothing7" && mkdir "$v" && ls "$v/cur" >/dev/null &&
+	printf "[leifs]\n\tsource = maildir:%s\n" "$TRASH/md" >"$v/.config" &&
+	test_wait_for 20 "grep -q \"^source: maildir:$TRASH/md: failed: .*cur is a symbolic link: refused\" \"$v/.status\""
+'
+
 # ---- ownership ----
 # a mount of its own: a view's first fill would come from $M's inbox
 M3="$TRASH/mnt3"

@@ -593,6 +593,25 @@ static void test_user_state(void)
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
 	CHECK(cache_check(c, NULL, &r) == 0 && !cache_check_problems(&r));
 	CHECK(cache_file_create(c, q.id, ".uidvalidity", 0) == 0);
+	/* an older leifs removed a view (its id record stays) and made one
+	 * (with none): the counts agree, so the open does not walk, and a
+	 * write under the new view mends its record */
+	CHECK(mdb_txn_begin(c->env, NULL, 0, &txn) == 0);
+	CHECK(mdb_del(txn, c->ids, &k, NULL) == 0);
+	cache_key_id(key, 999);
+	{
+		MDB_val d = { 4, "gone" };
+
+		CHECK(mdb_put(txn, c->ids, &k, &d, 0) == 0);
+	}
+	CHECK(mdb_txn_commit(txn) == 0);
+	cache_close(c);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_batch_new(c, q.id, q.epoch + 1, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 1);
+	cache_batch_free(bt);
+	CHECK(cache_check(c, NULL, &r) == 0 && r.orphans == 1 && r.bad_records == 0);
 	cache_view_release(&q);
 	cache_view_release(&a);
 	cache_close(c);
