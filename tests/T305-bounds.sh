@@ -93,6 +93,29 @@ test_expect_success '429 without Retry-After: backs off, forced refreshes too' '
 '
 leifs_umount "$M"
 
+test_expect_success 'the config file sets low-speed, deadline and backoff-max' '
+	printf "[leifs]\n\tlow-speed = 1\n\tdeadline = 4\n\tbackoff-max = 2\n" >config &&
+	leifs_mount "$M" -o "source=$H/trickle/,cache=$C-config,config=$TRASH/config,timeout=3,refresh=0" &&
+	mkdir "$M/queries/$Q" &&
+	timeout 10 ls "$M/queries/$Q/cur" >/dev/null &&
+	test_wait_for 20 "grep -q \"^state: failed\" \"$M/queries/$Q/.status\"" &&
+	grep "^error: .*the search took longer than the deadline of 4 s" "$M/queries/$Q/.status"
+'
+leifs_umount "$M"
+
+test_expect_success 'backoff_max caps the back-off of a busy server' '
+	leifs_mount "$M" -o "source=$H/429/,cache=$C-cap,config=$TRASH/config,timeout=3,refresh=0" &&
+	before=$(count 429) &&
+	mkdir "$M/queries/$Q" && timeout 10 ls "$M/queries/$Q/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/$Q/.status\"" &&
+	grep "^source: .*: failed: server busy (HTTP 429), next try in 2 s" "$M/queries/$Q/.status" &&
+	[ "$(count 429)" = $((before + 1)) ] &&
+	sleep 3 &&
+	ls "$M/queries/$Q/cur" >/dev/null &&
+	test_wait_for 10 "[ \"\$(count 429)\" = $((before + 2)) ]"
+'
+leifs_umount "$M"
+
 test_expect_success 'the daemon survived every case (no crash in the log)' '
 	! grep -i -E "sanitizer|segv|abort" "$TRASH/leifs.log"
 '
