@@ -55,6 +55,7 @@ struct run {
 	cache_batch_t *batch;
 	struct net_res res;
 	uint64_t imported;      /* local: new in the archive */
+	int64_t next_try;       /* busy (EBUSY): no request before then */
 	int err;
 };
 
@@ -77,8 +78,9 @@ static struct backoff *backoff_get(views_t *v, const char *url, int make)
 	return b;
 }
 
-/* 1 when url is left alone for now, with why in res->error */
-static int backing_off(views_t *v, const char *url, struct net_res *res)
+/* 1 when url is left alone for now, with why in res->error, and when
+ * the next try may come in *next_try */
+static int backing_off(views_t *v, const char *url, struct net_res *res, int64_t *next_try)
 {
 	struct backoff *b;
 	int64_t now = (int64_t)time(NULL);
@@ -88,6 +90,7 @@ static int backing_off(views_t *v, const char *url, struct net_res *res)
 	b = backoff_get(v, url, 0);
 	if (b && b->until > now) {
 		skip = 1;
+		*next_try = b->until;
 		res->http_status = b->status;
 		snprintf(res->error, sizeof(res->error),
 			 "server busy (HTTP %ld), next try in %lld s (backing off: not asked now)",
@@ -98,8 +101,10 @@ static int backing_off(views_t *v, const char *url, struct net_res *res)
 }
 
 /* After a search of url: a busy answer starts (or doubles) its back-off,
- * any other answer ends it.  res->error says when the next try comes. */
-static void busy_result(views_t *v, const char *url, int err, struct net_res *res)
+ * any other answer ends it.  res->error and *next_try say when the next
+ * try comes. */
+static void busy_result(views_t *v, const char *url, int err, struct net_res *res,
+			int64_t *next_try)
 {
 	struct backoff *b;
 	long delay, cap = v->o.backoff_max;
@@ -119,6 +124,7 @@ static void busy_result(views_t *v, const char *url, int err, struct net_res *re
 		b->delay = delay;
 		b->status = res->http_status;
 		b->until = (int64_t)time(NULL) + delay;
+		*next_try = b->until;
 		snprintf(res->error, sizeof(res->error), "server busy (HTTP %ld), next try in %ld s",
 			 res->http_status, delay);
 	}
@@ -148,13 +154,13 @@ static void *run_source(void *arg)
 		log_debug("search %s q=%s", shown, r->full_q);
 		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
 					   &r->res, &r->imported);
-	} else if (backing_off(r->v, r->url, &r->res)) {
+	} else if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
 		log_debug("search %s skipped: %s", shown, r->res.error);
 		r->err = EBUSY;
 	} else {
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, &s, &r->res);
-		busy_result(r->v, r->url, r->err, &r->res);
+		busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
 	}
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
@@ -293,6 +299,10 @@ void view_search(views_t *v, struct live *l)
 		src[i].bytes = r->res.bytes;
 		src[i].local = view_is_local(r->url);
 		src[i].imported = r->imported;
+		if (r->err == EBUSY) {
+			src[i].busy = r->res.http_status;
+			src[i].next_try = r->next_try;
+		}
 		if (r->err) {
 			size_t len = strlen(err_text), room = sizeof(err_text) - 1 - len;
 			char shown[256], piece[600];

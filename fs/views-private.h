@@ -21,6 +21,9 @@ struct src_state {
 	uint64_t imported;      /* local: messages new in the archive */
 	uint64_t msgs, bytes;
 	char error[300];
+	long busy;              /* the server was busy: its HTTP status (429,
+				 * 503), else 0 */
+	int64_t next_try;       /* busy: no request before this time(NULL) */
 };
 
 /* what is known of a view while the daemon runs; protected by views.lock */

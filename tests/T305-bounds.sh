@@ -72,9 +72,11 @@ test_expect_success '503 with Retry-After: no request inside the window, one aft
 	[ "$(count 503)" = 1 ] &&
 	ls "$M/queries/$Q/cur" >/dev/null &&
 	test_wait_for 10 "grep -q \"backing off\" \"$M/queries/$Q/.status\"" &&
-	grep "^source: .*: failed: server busy (HTTP 503), next try in [0-5] s (backing off" "$M/queries/$Q/.status" &&
+	grep "^error: .*: server busy (HTTP 503), next try in [0-5] s (backing off" "$M/queries/$Q/.status" &&
+	grep "^source: .*: failed: server busy (HTTP 503), next try in [0-5] s$" "$M/queries/$Q/.status" &&
 	[ "$(count 503)" = 1 ] &&
 	sleep 6 &&
+	grep "^source: .*: failed: server busy (HTTP 503), next try at the next refresh$" "$M/queries/$Q/.status" &&
 	ls "$M/queries/$Q/cur" >/dev/null &&
 	test_wait_for 10 "[ \"\$(count 503)\" = 2 ]"
 '
