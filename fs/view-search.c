@@ -101,8 +101,9 @@ static int backing_off(views_t *v, const char *url, struct net_res *res, int64_t
 }
 
 /* After a search of url: a busy answer starts (or doubles) its back-off,
- * any other answer ends it.  res->error and *next_try say when the next
- * try comes. */
+ * any other answer of the server ends it (no answer at all, a refused
+ * connection, leaves it to double at the next busy one).  res->error and
+ * *next_try say when the next try comes. */
 static void busy_result(views_t *v, const char *url, int err, struct net_res *res,
 			int64_t *next_try)
 {
@@ -111,10 +112,10 @@ static void busy_result(views_t *v, const char *url, int err, struct net_res *re
 
 	pthread_mutex_lock(&v->lock);
 	b = backoff_get(v, url, err == EBUSY);
-	if (b && err != EBUSY) {
+	if (b && err != EBUSY && res->http_status > 0) {
 		b->until = 0;
 		b->delay = 0;
-	} else if (b) {
+	} else if (b && err == EBUSY) {
 		if (res->retry_after > 0)
 			delay = res->retry_after;
 		else
