@@ -16,7 +16,9 @@
 #include "fs/settings.h"
 #include "net/net.h"
 
+/* the one place the version is written; --version and the User-Agent */
 #define LEIFS_VERSION "0.1"
+#define LEIFS_USER_AGENT "leifs/" LEIFS_VERSION
 
 /* LONG_MIN: not given; filled from the config file, then the defaults */
 #define UNSET LONG_MIN
@@ -24,6 +26,7 @@
 struct opts {
 	char *cache;
 	long refresh, timeout, margin, refresh_all, empty_confirm;
+	long low_speed, deadline, backoff_max;
 	long max_message;
 	long map_size;          /* MiB */
 	char *cafile;
@@ -42,6 +45,9 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("cache=%s", cache),
 	OPT("refresh=%ld", refresh),
 	OPT("timeout=%ld", timeout),
+	OPT("low_speed=%ld", low_speed),
+	OPT("deadline=%ld", deadline),
+	OPT("backoff_max=%ld", backoff_max),
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
 	OPT("empty_confirm=%ld", empty_confirm),
@@ -154,6 +160,11 @@ static void usage(FILE *f)
 "  -o cache=DIR         the cache (default $XDG_CACHE_HOME/leifs)\n"
 "  -o refresh=SECONDS   a listing refreshes a view older than this (default 600)\n"
 "  -o timeout=SECONDS   no caller waits longer for the network (default 30)\n"
+"  -o low_speed=BYTES   an answer slower than this many bytes/s over\n"
+"                       `timeout` seconds fails (default 100)\n"
+"  -o deadline=SECONDS  longest one search of a source may last (default 600)\n"
+"  -o backoff_max=SECONDS  longest a busy server (HTTP 429, 503) is left\n"
+"                       alone: its Retry-After, or 30 s doubling (default 3600)\n"
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o empty_confirm=SECONDS  an empty answer to a full search empties a\n"
@@ -215,6 +226,9 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 		{ "refresh", offsetof(struct opts, refresh) },
 		{ "timeout", offsetof(struct opts, timeout) },
 		{ "margin", offsetof(struct opts, margin) },
+		{ "low_speed", offsetof(struct opts, low_speed) },
+		{ "deadline", offsetof(struct opts, deadline) },
+		{ "backoff_max", offsetof(struct opts, backoff_max) },
 		{ "refresh_all", offsetof(struct opts, refresh_all) },
 		{ "empty_confirm", offsetof(struct opts, empty_confirm) },
 		{ "max_message", offsetof(struct opts, max_message) },
@@ -325,6 +339,9 @@ static int load_config(struct opts *o)
 	set_default(&o->refresh, 600);
 	set_default(&o->timeout, 30);
 	set_default(&o->margin, 2 * 86400);
+	set_default(&o->low_speed, 100);
+	set_default(&o->deadline, 600);
+	set_default(&o->backoff_max, 3600);
 	set_default(&o->refresh_all, 0);
 	set_default(&o->empty_confirm, 60);
 	set_default(&o->max_message, 64L << 20);
@@ -370,6 +387,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
 	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
+			  .low_speed = UNSET, .deadline = UNSET, .backoff_max = UNSET,
 			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET, .map_size = UNSET,
 			  .limit = UNSET, .insecure = -1 };
 	struct settings def = { 0 };
@@ -418,6 +436,11 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
+	if (o.low_speed < 0 || o.deadline <= 0 || o.backoff_max <= 0) {
+		fprintf(stderr, "leifs: low_speed must be >= 0; deadline, backoff_max > 0\n");
+		ret = 2;
+		goto out_opts;
+	}
 	if ((o.threads && settings_set(&def, "threads", o.threads)) ||
 	    (o.dedupe && settings_set(&def, "dedupe", o.dedupe))) {
 		fprintf(stderr, "leifs: threads is true, false or flag-hits; dedupe is content, oid, mid or none\n");
@@ -442,6 +465,8 @@ int main(int argc, char *argv[])
 		.sources = o.nsources ? o.sources : default_source,
 		.nsources = o.nsources ? o.nsources : 1,
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
+		.low_speed = o.low_speed, .deadline = o.deadline,
+		.backoff_max = o.backoff_max, .user_agent = LEIFS_USER_AGENT,
 		.margin = o.margin, .refresh_all = o.refresh_all,
 		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,

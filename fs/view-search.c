@@ -55,8 +55,82 @@ struct run {
 	cache_batch_t *batch;
 	struct net_res res;
 	uint64_t imported;      /* local: new in the archive */
+	int64_t next_try;       /* busy (EBUSY): no request before then */
 	int err;
 };
+
+/* The back-off of a busy source (lock held): its record, made if `make`. */
+static struct backoff *backoff_get(views_t *v, const char *url, int make)
+{
+	struct backoff *b;
+
+	for (b = v->backoffs; b; b = b->next)
+		if (!strcmp(b->url, url))
+			return b;
+	if (!make || !(b = calloc(1, sizeof(*b))))
+		return NULL;
+	if (!(b->url = strdup(url))) {
+		free(b);
+		return NULL;
+	}
+	b->next = v->backoffs;
+	v->backoffs = b;
+	return b;
+}
+
+/* 1 when url is left alone for now, with why in res->error, and when
+ * the next try may come in *next_try */
+static int backing_off(views_t *v, const char *url, struct net_res *res, int64_t *next_try)
+{
+	struct backoff *b;
+	int64_t now = (int64_t)time(NULL);
+	int skip = 0;
+
+	pthread_mutex_lock(&v->lock);
+	b = backoff_get(v, url, 0);
+	if (b && b->until > now) {
+		skip = 1;
+		*next_try = b->until;
+		res->http_status = b->status;
+		snprintf(res->error, sizeof(res->error),
+			 "server busy (HTTP %ld), next try in %lld s (backing off: not asked now)",
+			 b->status, (long long)(b->until - now));
+	}
+	pthread_mutex_unlock(&v->lock);
+	return skip;
+}
+
+/* After a search of url: a busy answer starts (or doubles) its back-off,
+ * any other answer of the server ends it (no answer at all, a refused
+ * connection, leaves it to double at the next busy one).  res->error and
+ * *next_try say when the next try comes. */
+static void busy_result(views_t *v, const char *url, int err, struct net_res *res,
+			int64_t *next_try)
+{
+	struct backoff *b;
+	long delay, cap = v->o.backoff_max;
+
+	pthread_mutex_lock(&v->lock);
+	b = backoff_get(v, url, err == EBUSY);
+	if (b && err != EBUSY && res->http_status > 0) {
+		b->until = 0;
+		b->delay = 0;
+	} else if (b && err == EBUSY) {
+		if (res->retry_after > 0)
+			delay = res->retry_after;
+		else
+			delay = b->delay > 0 ? b->delay * 2 : 30;
+		if (delay > cap)
+			delay = cap;
+		b->delay = delay;
+		b->status = res->http_status;
+		b->until = (int64_t)time(NULL) + delay;
+		*next_try = b->until;
+		snprintf(res->error, sizeof(res->error), "server busy (HTTP %ld), next try in %ld s",
+			 res->http_status, delay);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
 
 static void *run_source(void *arg)
 {
@@ -64,6 +138,8 @@ static void *run_source(void *arg)
 	struct net_req req = {
 		.url = r->url, .query = r->q, .threads = r->threads,
 		.timeout = r->v->o.timeout, .max_message = r->v->o.max_message,
+		.low_speed = r->v->o.low_speed, .deadline = r->v->o.deadline,
+		.user_agent = r->v->o.user_agent,
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
 		.proxy = r->v->o.proxy, .stop = &r->v->stop, .cancel = &r->l->cancel,
 	};
@@ -79,9 +155,13 @@ static void *run_source(void *arg)
 		log_debug("search %s q=%s", shown, r->full_q);
 		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
 					   &r->res, &r->imported);
+	} else if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
+		log_debug("search %s skipped: %s", shown, r->res.error);
+		r->err = EBUSY;
 	} else {
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, &s, &r->res);
+		busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
 	}
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
@@ -240,6 +320,10 @@ void view_search(views_t *v, struct live *l)
 		src[i].bytes = r->res.bytes;
 		src[i].local = view_is_local(r->url);
 		src[i].imported = r->imported;
+		if (r->err == EBUSY) {
+			src[i].busy = r->res.http_status;
+			src[i].next_try = r->next_try;
+		}
 		if (r->err) {
 			size_t len = strlen(err_text), room = sizeof(err_text) - 1 - len;
 			char shown[256], piece[600];

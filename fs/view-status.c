@@ -49,6 +49,8 @@ static struct src_state *copy_src(struct src_state *src, int *n, const struct sr
 	v[*n].bytes = st->bytes;
 	v[*n].local = st->local;
 	v[*n].imported = st->imported;
+	v[*n].busy = st->busy;
+	v[*n].next_try = st->next_try;
 	(*n)++;
 	return v;
 }
@@ -152,7 +154,14 @@ int views_status(views_t *v, const char *name, char **out)
 				st = &src[j];
 		fputs("source: ", f);
 		print_url(f, set.sources[i]);
-		if (st && st->failed)
+		if (st && st->busy && st->next_try > (int64_t)time(NULL))
+			/* counted from now, not from the search */
+			fprintf(f, ": failed: server busy (HTTP %ld), next try in %lld s",
+				st->busy, (long long)(st->next_try - (int64_t)time(NULL)));
+		else if (st && st->busy)
+			fprintf(f, ": failed: server busy (HTTP %ld), next try at the next refresh",
+				st->busy);
+		else if (st && st->failed)
 			fprintf(f, ": failed: %s", st->error);
 		else if (st && st->local)
 			fprintf(f, ": ok, %llu messages, %llu new in the archive (%llu bytes read)",

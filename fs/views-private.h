@@ -21,6 +21,9 @@ struct src_state {
 	uint64_t imported;      /* local: messages new in the archive */
 	uint64_t msgs, bytes;
 	char error[300];
+	long busy;              /* the server was busy: its HTTP status (429,
+				 * 503), else 0 */
+	int64_t next_try;       /* busy: no request before this time(NULL) */
 };
 
 /* a source that answered a full search of a view with nothing, since
@@ -53,6 +56,15 @@ struct live {
 	uint64_t pending_gen;
 };
 
+/* a busy source (HTTP 429/503) left alone until `until` */
+struct backoff {
+	struct backoff *next;
+	char *url;
+	int64_t until;          /* time(NULL) of the next try */
+	long delay;             /* seconds of the last back-off (it doubles) */
+	long status;            /* the HTTP status that began it */
+};
+
 struct views {
 	struct views_opts o;
 	struct settings def;    /* what a view without .config gets */
@@ -72,6 +84,7 @@ struct views {
 	struct index_job *jobs; /* for the indexer thread; protected by lock */
 	pthread_t indexer;
 	int indexer_running;    /* protected by lock */
+	struct backoff *backoffs; /* busy sources; protected by lock */
 };
 
 void free_src(struct src_state *src, int n);

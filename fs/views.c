@@ -137,6 +137,13 @@ void views_close(views_t *v)
 		free_empty(l->empty);
 		free(l);
 	}
+	while (v->backoffs) {
+		struct backoff *b = v->backoffs;
+
+		v->backoffs = b->next;
+		free(b->url);
+		free(b);
+	}
 	view_local_close(v);
 	settings_free(&v->def);
 	cache_close(v->cache);

@@ -10,6 +10,11 @@
  * cache holds and the results show up at the next listing.  One refresh per
  * view at a time.  No lock is held across network I/O.
  *
+ * A source that answered HTTP 429 or 503 is not asked again by any search
+ * (a listing's, refresh_all's or a forced one, as `lei up` fails fast)
+ * until its back-off ends; meanwhile the view keeps what it has and
+ * .status says when the next try comes.
+ *
  * Thread-safe.  Errors: 0 or a positive errno.
  */
 #ifndef LEIFS_VIEWS_H
@@ -28,6 +33,12 @@ struct views_opts {
 	const char *cache_dir;
 	long refresh;           /* seconds; 0: every listing */
 	long timeout;           /* seconds a caller may wait for the network */
+	long low_speed;         /* bytes/s an answer must bring over `timeout` */
+	long deadline;          /* seconds one search of a source may last */
+	long backoff_max;       /* seconds: the longest a busy server (HTTP 429,
+				 * 503) is left alone, its Retry-After or a
+				 * doubling from 30 s capped to this */
+	const char *user_agent; /* sent with every request */
 	long margin;            /* seconds subtracted from the dt: bound */
 	long refresh_all;       /* refresh every view this often; 0: off */
 	long empty_confirm;     /* seconds between two empty answers to full

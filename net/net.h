@@ -7,9 +7,13 @@
  * memory is bounded by the largest message (max_message, beyond which the
  * search fails with EFBIG).  HTTP 404 is "no match": success, zero messages.
  *
- * Timeouts: connecting, and any stall of the body longer than `timeout`
- * seconds, fail the search with ETIMEDOUT; a long but moving answer is not
- * cut.  `stop` (if non-NULL) is polled, so another thread can abort.
+ * Bounds: connecting longer than `timeout` seconds, an answer (a 200's or
+ * a 404's body alike) that brings less than `low_speed` bytes/s over
+ * `timeout` seconds, and a search that lasts longer than `deadline`
+ * seconds in all, fail it with ETIMEDOUT and say which in res->error.
+ * `stop` (if non-NULL) is polled, so another thread can abort.
+ * HTTP 429 and 503 (a busy server) fail with EBUSY, the server's
+ * Retry-After (seconds form) in res->retry_after.
  * TLS is verified unless `insecure` is set; `cafile` adds a trust root.
  *
  * Thread-safe: call net_global_init() once before any thread starts; each
@@ -32,6 +36,9 @@ struct net_req {
 	const char *query;      /* query text, sent as is (after whitespace folding) */
 	int threads;            /* add t=1: whole threads */
 	long timeout;           /* seconds; see above */
+	long low_speed;         /* bytes/s; see above (0: any rate will do) */
+	long deadline;          /* seconds for the whole search; 0: none */
+	const char *user_agent; /* the User-Agent header; NULL: none */
 	size_t max_message;     /* bytes; a larger message fails the search */
 	const char *cafile;     /* NULL: system trust store */
 	int insecure;           /* skip TLS verification (never by default) */
@@ -44,6 +51,7 @@ struct net_res {
 	long http_status;       /* 0 if no answer came */
 	size_t messages;        /* messages handed to the callback */
 	size_t bytes;           /* compressed bytes received */
+	long retry_after;       /* seconds the server asked to wait; 0: none */
 	char error[256];        /* reason when the search failed */
 };
 

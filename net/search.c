@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "net/net.h"
 
@@ -20,7 +21,25 @@ struct xfer {
 	int checked;            /* status line seen and judged */
 	int skip;               /* 404: discard the body */
 	int err;                /* why the write callback stopped curl */
+	struct timespec start;  /* for the deadline (CLOCK_MONOTONIC) */
 };
+
+static int past_deadline(const struct xfer *x)
+{
+	struct timespec now;
+
+	if (x->req->deadline <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - x->start.tv_sec >= x->req->deadline;
+}
+
+static void deadline_error(struct xfer *x)
+{
+	x->err = ETIMEDOUT;
+	snprintf(x->res->error, sizeof(x->res->error),
+		 "the search took longer than the deadline of %ld s", x->req->deadline);
+}
 
 int net_global_init(void)
 {
@@ -88,6 +107,16 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 		x->checked = 1;
 		if (code == 404) {
 			x->skip = 1;
+		} else if (code == 429 || code == 503) {
+			curl_off_t ra = 0;
+
+			if (curl_easy_getinfo(x->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+			    ra > 0)
+				x->res->retry_after = (long)ra;
+			x->err = EBUSY;
+			snprintf(x->res->error, sizeof(x->res->error),
+				 "server busy (HTTP %ld)", code);
+			return 0;
 		} else if (code != 200) {
 			x->err = code >= 500 ? EIO : EPROTO;
 			snprintf(x->res->error, sizeof(x->res->error),
@@ -116,6 +145,10 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn,
 		x->err = ECANCELED;
 		return 1;
 	}
+	if (past_deadline(x)) {
+		deadline_error(x);
+		return 1;
+	}
 	return 0;
 }
 
@@ -140,6 +173,14 @@ static int curl_errno(CURLcode rc)
 	default:
 		return EIO;
 	}
+}
+
+/* whether the connection was made (a timeout after it is the rate's) */
+static int connected(CURL *curl)
+{
+	curl_off_t t = 0;
+
+	return curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &t) == CURLE_OK && t > 0;
 }
 
 /* why the stream stages failed, in res->error: each stage has its own
@@ -194,11 +235,15 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDS, "");
 	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDSIZE, 0L);
 	curl_easy_setopt(x.curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x.curl, CURLOPT_USERAGENT, "leifs/0.1");
+	if (req->user_agent)
+		curl_easy_setopt(x.curl, CURLOPT_USERAGENT, req->user_agent);
 	curl_easy_setopt(x.curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(x.curl, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(x.curl, CURLOPT_CONNECTTIMEOUT, req->timeout);
-	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	/* curl checks the rate once the status line came, the body of a
+	 * 404 too; 0 would switch the check off, so at least 1 byte/s */
+	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_LIMIT,
+			 req->low_speed > 0 ? req->low_speed : 1L);
 	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_TIME, req->timeout);
 	curl_easy_setopt(x.curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(x.curl, CURLOPT_WRITEFUNCTION, on_body);
@@ -214,6 +259,10 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	/* also curl's own, in case progress calls come late */
+	if (req->deadline > 0)
+		curl_easy_setopt(x.curl, CURLOPT_TIMEOUT, req->deadline + 1);
+	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	rc = curl_easy_perform(x.curl);
 	if (!x.checked)
 		curl_easy_getinfo(x.curl, CURLINFO_RESPONSE_CODE, &res->http_status);
@@ -221,6 +270,18 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 		err = x.err;
 		if (!res->error[0])
 			stream_error(res, x.split, err, 0);
+		goto out;
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT && past_deadline(&x)) {
+		deadline_error(&x);
+		err = x.err;
+		goto out;
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT && connected(x.curl)) {
+		err = ETIMEDOUT;
+		snprintf(res->error, sizeof(res->error),
+			 "too slow: the server sent less than %ld bytes/s for %ld s",
+			 req->low_speed > 0 ? req->low_speed : 1L, req->timeout);
 		goto out;
 	}
 	if (rc != CURLE_OK) {
@@ -234,7 +295,16 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 			err = 0;
 			goto out;
 		}
-		if (res->http_status == 200) {
+		if (res->http_status == 429 || res->http_status == 503) {
+			curl_off_t ra = 0;
+
+			if (curl_easy_getinfo(x.curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+			    ra > 0)
+				res->retry_after = (long)ra;
+			err = EBUSY;
+			snprintf(res->error, sizeof(res->error),
+				 "server busy (HTTP %ld)", res->http_status);
+		} else if (res->http_status == 200) {
 			err = EPROTO;
 			snprintf(res->error, sizeof(res->error), "empty answer");
 		} else {

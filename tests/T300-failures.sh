@@ -21,14 +21,16 @@ leifs_umount "$M"
 RSS_MAX=$((128 * 1024))
 grep -q fsanitize "$SRC_DIR/BUILD-FLAGS" 2>/dev/null && RSS_MAX=$((768 * 1024))
 
-# mode, then what .status must say
+# mode, then what .status must say (the cache keeps the last mode's error:
+# wait for this mount's search to have failed, its source line says so)
 while read -r mode why; do
 	test_expect_success "$mode: the view keeps its messages, .status says why" '
 		leifs_mount "$M" -o "source=$H/$mode/,cache=$C,timeout=3,refresh=0,max_message=1048576" &&
 		start=$(date +%s) &&
 		timeout 10 ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
-		test_wait_for 15 "grep -q -i \"^error: .*$why\" \"$M/queries/$Q/.status\"" &&
-		grep -q "^state: failed" "$M/queries/$Q/.status" &&
+		test_wait_for 15 "grep -q \"^source: .*: failed: \" \"$M/queries/$Q/.status\" &&
+			grep -q \"^state: failed\" \"$M/queries/$Q/.status\" &&
+			grep -q -i \"^error: .*$why\" \"$M/queries/$Q/.status\"" &&
 		mkdir "$M/queries/s:new-$mode" &&
 		timeout 10 ls "$M/queries/s:new-$mode/cur" >/dev/null &&
 		[ $(($(date +%s) - start)) -le 9 ] &&

@@ -12,6 +12,12 @@ tests.  The first path component picks the behaviour for POST /MODE/?q=..:
   reset   half an answer, then the connection is reset
   stall   headers, then nothing (for 60 s at most)
   slow    one byte every 2 s (for 60 s at most)
+  trickle 200, then 2 bytes a second of a never-ending answer (10 minutes)
+  slow404 404, then a body of 2 bytes a second (10 minutes)
+  503     503 with Retry-After: 5 (public-inbox's limiter queue is full)
+  429     429 with no Retry-After
+GET /_count/MODE answers how many POSTs MODE got; GET /_ua the last
+User-Agent header a POST carried.
   bomb    a From_ line followed by endless zeros (a gzip bomb)
   redirect  302 to another host
   biglen  a Content-Length of a terabyte, then the answer and a close
@@ -20,7 +26,7 @@ tests.  The first path component picks the behaviour for POST /MODE/?q=..:
   nodate  messages without Message-ID or Date, or with absurd dates
   cronly  a valid gzip'd answer whose lines end in CR only (no LF at all)
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
-import gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
+import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
 MSGS = [
     b"From: Alice <alice@example.org>\nTo: list@example.org\n"
@@ -53,6 +59,18 @@ def mboxrd(msgs=None):
     return out
 
 
+COUNTS = collections.Counter()
+LAST_UA = [b""]
+
+
+def trickle(wfile, data):
+    """data, 2 bytes a second, for 10 minutes at most"""
+    for i in range(0, min(len(data), 1200), 2):
+        wfile.write(data[i:i + 2])
+        wfile.flush()
+        time.sleep(1)
+
+
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -74,11 +92,27 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
         self.end_headers()
 
+    def do_GET(self):
+        parts = self.path.strip("/").split("/")
+        if parts[0] == "_count" and len(parts) == 2:
+            page = b"%d\n" % COUNTS[parts[1]]
+        elif parts[0] == "_ua":
+            page = LAST_UA[0] + b"\n"
+        else:
+            page = None
+        if page is None:
+            self.head(400, "text/plain", 0)
+            return
+        self.head(200, "text/plain", len(page))
+        self.wfile.write(page)
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         if n:
             self.rfile.read(n)
         mode = self.path.strip("/").split("/")[0].split("?")[0]
+        COUNTS[mode] += 1
+        LAST_UA[0] = (self.headers.get("User-Agent") or "").encode()
         body = gzip.compress(mboxrd())
         if mode == "ok":
             self.head(200, length=len(body))
@@ -122,6 +156,24 @@ class H(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(2)
             self.close_connection = True
+        elif mode == "trickle":
+            self.head(200)
+            big = mboxrd([MSGS[0] + b"x" * 4000 + b"\n"])
+            trickle(self.wfile, gzip.compress(big, compresslevel=0))
+            self.close_connection = True
+        elif mode == "slow404":
+            self.head(404, "text/html")
+            trickle(self.wfile, b"<p>" * 1000)
+            self.close_connection = True
+        elif mode in ("503", "429"):
+            page = b"<html>busy</html>"
+            self.send_response(int(mode))
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            if mode == "503":
+                self.send_header("Retry-After", "5")
+            self.end_headers()
+            self.wfile.write(page)
         elif mode == "bomb":
             self.head(200)
             z = zlib.compressobj(9, zlib.DEFLATED, 31)
