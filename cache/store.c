@@ -634,6 +634,20 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }
 
+/* the entry record at key k (inside the caller's txn), copied out */
+static int entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r)
+{
+	MDB_val d;
+	int rc;
+
+	if ((rc = mdb_get(txn, c->entry, k, &d)))
+		return rc;
+	if (d.mv_size != sizeof(*r))
+		return EIO;
+	memcpy(r, d.mv_data, sizeof(*r));
+	return 0;
+}
+
 /* Remember what the user made of an entry that leaves the view (a full
  * search that no longer finds it, a limit): it comes back as it was.  One
  * small record per message the view ever lost, gone with the view. */
@@ -845,18 +859,11 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 	qsort(kp.v, kp.n, sizeof(*kp.v), newest_first);
 	cache_key_id(key, id);
 	for (i = (size_t)n; i < kp.n; i++) {
-		MDB_val d;
 		struct entry_rec r;
 
 		memcpy(key + 8, kp.v[i].oid, CACHE_OID_LEN);
-		if ((rc = mdb_get(txn, c->entry, &k, &d)))
-			goto out;
-		if (d.mv_size != sizeof(r)) {
-			rc = EIO;
-			goto out;
-		}
-		memcpy(&r, d.mv_data, sizeof(r));
-		if ((rc = away_put(c, txn, &k, &r)) ||
+		if ((rc = entry_read(c, txn, &k, &r)) ||
+		    (rc = away_put(c, txn, &k, &r)) ||
 		    (rc = mdb_del(txn, c->entry, &k, NULL)) ||
 		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
 			goto out;
@@ -1163,13 +1170,8 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 	memcpy(key + 8, oid, CACHE_OID_LEN);
 	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->entry, &k, &d)))
+	if ((rc = entry_read(c, txn, &k, &r)))
 		goto fail;
-	if (d.mv_size != sizeof(r)) {
-		rc = EIO;
-		goto fail;
-	}
-	memcpy(&r, d.mv_data, sizeof(r));
 	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
 		r.was = r.where;
 	r.where = (uint8_t)where;
@@ -1234,13 +1236,8 @@ int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64
 		MDB_val k = { 8 + CACHE_OID_LEN, u.keys[i] }, d;
 		struct entry_rec r;
 
-		if ((rc = mdb_get(txn, c->entry, &k, &d)))
+		if ((rc = entry_read(c, txn, &k, &r)))
 			goto out;
-		if (d.mv_size != sizeof(r)) {
-			rc = EIO;
-			goto out;
-		}
-		memcpy(&r, d.mv_data, sizeof(r));
 		/* back where it was (a record from before `was` says new/) */
 		r.where = r.was == CACHE_CUR ? CACHE_CUR : CACHE_NEW;
 		d.mv_size = sizeof(r);
