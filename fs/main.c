@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,52 @@ static int check_cache(const char *dir)
 	return cache_check_problems(&r) ? 1 : 0;
 }
 
+/*
+ * SIGTERM, SIGINT, SIGHUP: libfuse's handlers end the session loop, which
+ * then waits for every request being served, and views_close() for every
+ * search.  Telling the views to stop first, from the handler, lets both
+ * end at once; then libfuse's own handler runs.
+ */
+static views_t *volatile serving;
+static struct sigaction fuse_act[3];
+static const int stop_signals[3] = { SIGTERM, SIGINT, SIGHUP };
+
+static void on_stop_signal(int sig)
+{
+	int i;
+
+	views_stop(serving);
+	for (i = 0; i < 3; i++)
+		if (stop_signals[i] == sig && fuse_act[i].sa_handler != SIG_DFL &&
+		    fuse_act[i].sa_handler != SIG_IGN && !(fuse_act[i].sa_flags & SA_SIGINFO))
+			fuse_act[i].sa_handler(sig);
+}
+
+static int chain_stop_signals(void)
+{
+	struct sigaction sa;
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		if (sigaction(stop_signals[i], NULL, &fuse_act[i]) ||
+		    sigaction(stop_signals[i], &sa, NULL))
+			return -1;
+	return 0;
+}
+
+/* libfuse's handlers again, for fuse_remove_signal_handlers() */
+static void restore_stop_signals(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fuse_act[i].sa_handler || (fuse_act[i].sa_flags & SA_SIGINFO))
+			sigaction(stop_signals[i], &fuse_act[i], NULL);
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -461,7 +508,7 @@ int main(int argc, char *argv[])
 	cache_mail_init();
 	fs_init();
 
-	if (fuse_set_signal_handlers(se) || cache_guard_install())
+	if (fuse_set_signal_handlers(se) || chain_stop_signals() || cache_guard_install())
 		goto out_destroy;
 	if (fuse_session_mount(se, cl.mountpoint))
 		goto out_handlers;
@@ -476,6 +523,7 @@ int main(int argc, char *argv[])
 		log_err("%s", why);
 		goto out_unmount;
 	}
+	serving = views;
 	if (views_start(views)) {
 		log_err("cannot start the refresh_all schedule");
 		goto out_unmount;
@@ -485,9 +533,11 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_clone_fd(lc, 0);
 	ret = cl.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, lc);
 	fuse_loop_cfg_destroy(lc);
+	serving = NULL;
 out_unmount:
 	fuse_session_unmount(se);
 out_handlers:
+	restore_stop_signals();
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	views_close(views);

@@ -16,6 +16,7 @@
 #include "query/query.h"
 
 struct sink {
+	views_t *v;
 	cache_batch_t *batch;
 	struct live *l;
 	unsigned char *oids;    /* what came, for the source's index */
@@ -26,8 +27,8 @@ static int on_message(void *arg, const char *raw, size_t len)
 {
 	struct sink *s = arg;
 
-	if (atomic_load(&s->l->cancel))
-		return ECANCELED;       /* rmdir: stop the stream now */
+	if (atomic_load(&s->l->cancel) || atomic_load(&s->v->stop))
+		return ECANCELED;       /* rmdir or shutdown: stop the stream now */
 	atomic_fetch_add(&s->l->progress, 1);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -67,7 +68,7 @@ static void *run_source(void *arg)
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
 		.proxy = r->v->o.proxy, .stop = &r->v->stop, .cancel = &r->l->cancel,
 	};
-	struct sink s = { .batch = r->batch, .l = r->l };
+	struct sink s = { .v = r->v, .batch = r->batch, .l = r->l };
 	char shown[512];
 
 	memset(&r->res, 0, sizeof(r->res));

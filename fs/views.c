@@ -15,6 +15,9 @@
 #include "fs/views-private.h"
 #include "query/query.h"
 
+/* a waiting listing looks at the stop flag this often (nanoseconds) */
+#define WAIT_SLICE_NS 100000000L
+
 struct job {
 	views_t *v;
 	struct live *l;
@@ -97,6 +100,12 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_condattr_destroy(&ca);
 	*out = v;
 	return 0;
+}
+
+void views_stop(views_t *v)
+{
+	if (v)
+		atomic_store(&v->stop, 1);      /* lock-free: signal-safe */
 }
 
 void views_close(views_t *v)
@@ -386,12 +395,25 @@ int views_listing(views_t *v, const char *name)
 	}
 	if (cv.last_try != 0)
 		goto out;
-	/* the first fill: wait for it, but never past the timeout */
+	/* the first fill: wait for it, but never past the timeout; wake
+	 * often enough to see a stop (views_stop cannot signal from a
+	 * signal handler) */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += v->o.timeout;
-	while (l->refreshing &&
-	       pthread_cond_timedwait(&v->done, &v->lock, &deadline) != ETIMEDOUT)
-		;
+	while (l->refreshing && !atomic_load(&v->stop)) {
+		struct timespec slice;
+
+		clock_gettime(CLOCK_MONOTONIC, &slice);
+		if (slice.tv_sec > deadline.tv_sec ||
+		    (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec))
+			break;
+		slice.tv_nsec += WAIT_SLICE_NS;
+		if (slice.tv_nsec >= 1000000000L) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&v->done, &v->lock, &slice);
+	}
 out:
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);

@@ -49,6 +49,10 @@ typedef struct views views_t;
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
 /* Start the refresh_all schedule, if any (after daemonizing). */
 int views_start(views_t *v);
+/* Ask every running search and waiting listing to stop, at the next
+ * message or within a fraction of a second; nothing else.  Safe in a
+ * signal handler (SIGTERM), so that the session's end does not wait. */
+void views_stop(views_t *v);
 /* Stop refreshes (they end as failed, keeping what was stored) and close. */
 void views_close(views_t *v);
 
