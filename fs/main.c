@@ -24,7 +24,7 @@
 
 struct opts {
 	char *cache;
-	long refresh, timeout, margin, refresh_all, empty_confirm;
+	long refresh, timeout, first_wait, margin, refresh_all, empty_confirm;
 	long max_message;
 	long map_size;          /* MiB */
 	char *cafile;
@@ -43,6 +43,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("cache=%s", cache),
 	OPT("refresh=%ld", refresh),
 	OPT("timeout=%ld", timeout),
+	OPT("first_wait=%ld", first_wait),
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
 	OPT("empty_confirm=%ld", empty_confirm),
@@ -131,6 +132,8 @@ static void usage(FILE *f)
 "  -o cache=DIR         the cache (default $XDG_CACHE_HOME/leifs)\n"
 "  -o refresh=SECONDS   a listing refreshes a view older than this (default 600)\n"
 "  -o timeout=SECONDS   no caller waits longer for the network (default 30)\n"
+"  -o first_wait=SECONDS  a first listing waits this long for a new view's\n"
+"                       first fill, then shows what came (default 1)\n"
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o empty_confirm=SECONDS  an empty answer to a full search empties a\n"
@@ -191,6 +194,7 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 	static const struct { const char *key; size_t off; } longs[] = {
 		{ "refresh", offsetof(struct opts, refresh) },
 		{ "timeout", offsetof(struct opts, timeout) },
+		{ "first_wait", offsetof(struct opts, first_wait) },
 		{ "margin", offsetof(struct opts, margin) },
 		{ "refresh_all", offsetof(struct opts, refresh_all) },
 		{ "empty_confirm", offsetof(struct opts, empty_confirm) },
@@ -301,6 +305,7 @@ static int load_config(struct opts *o)
 	}
 	set_default(&o->refresh, 600);
 	set_default(&o->timeout, 30);
+	set_default(&o->first_wait, 1);
 	set_default(&o->margin, 2 * 86400);
 	set_default(&o->refresh_all, 0);
 	set_default(&o->empty_confirm, 60);
@@ -392,7 +397,8 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
-	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
+	struct opts o = { .refresh = UNSET, .timeout = UNSET, .first_wait = UNSET,
+			  .margin = UNSET,
 			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET, .map_size = UNSET,
 			  .limit = UNSET, .insecure = -1 };
 	struct settings def = { 0 };
@@ -434,9 +440,9 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
-	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
+	if (o.refresh < 0 || o.timeout <= 0 || o.first_wait < 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
 	    o.refresh_all < 0 || o.limit < 0 || o.empty_confirm < 0) {
-		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, margin, limit must be >= 0; timeout, max_message > 0\n");
+		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, first_wait, margin, limit must be >= 0; timeout, max_message > 0\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -464,6 +470,7 @@ int main(int argc, char *argv[])
 		.sources = o.nsources ? o.sources : default_source,
 		.nsources = o.nsources ? o.nsources : 1,
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
+		.first_wait = o.first_wait,
 		.margin = o.margin, .refresh_all = o.refresh_all,
 		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,

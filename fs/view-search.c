@@ -21,11 +21,18 @@ struct sink {
 	struct live *l;
 	unsigned char *oids;    /* what came, for the source's index */
 	size_t n, cap;
+	struct timespec flushed; /* when the batch was last written */
 };
+
+/* a slow answer is written at least this often, so that a listing shows
+ * what came of a first fill while it goes on (seconds) */
+#define FLUSH_EVERY 1
 
 static int on_message(void *arg, const char *raw, size_t len)
 {
 	struct sink *s = arg;
+	struct timespec now;
+	int err;
 
 	if (atomic_load(&s->l->cancel) || atomic_load(&s->v->stop))
 		return ECANCELED;       /* rmdir or shutdown: stop the stream now */
@@ -41,7 +48,14 @@ static int on_message(void *arg, const char *raw, size_t len)
 	}
 	if (s->n < s->cap)
 		cache_oid(raw, len, s->oids + s->n++ * CACHE_OID_LEN);
-	return cache_batch_add(s->batch, raw, len);
+	if ((err = cache_batch_add(s->batch, raw, len)))
+		return err;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - s->flushed.tv_sec >= FLUSH_EVERY) {
+		s->flushed = now;
+		err = cache_batch_flush(s->batch);
+	}
+	return err;
 }
 
 /* one source's part of a refresh, in a thread of its own when there are
@@ -71,6 +85,7 @@ static void *run_source(void *arg)
 	struct sink s = { .v = r->v, .batch = r->batch, .l = r->l };
 	char shown[512];
 
+	clock_gettime(CLOCK_MONOTONIC, &s.flushed);
 	memset(&r->res, 0, sizeof(r->res));
 	url_shown(r->url, shown, sizeof(shown));        /* cache:URL too */
 	if (view_is_local(r->url)) {

@@ -362,7 +362,14 @@ static int start_refresh(views_t *v, struct live *l, int forced)
 	return 0;
 }
 
-int views_listing(views_t *v, const char *name)
+void views_wake(views_t *v)
+{
+	pthread_mutex_lock(&v->lock);
+	pthread_cond_broadcast(&v->done);
+	pthread_mutex_unlock(&v->lock);
+}
+
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)
 {
 	struct cache_view cv;
 	struct live *l;
@@ -373,6 +380,8 @@ int views_listing(views_t *v, const char *name)
 	struct settings set;
 	long every = v->o.refresh;
 
+	if (filling)
+		*filling = 0;
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
 	if (!view_settings(v, cv.id, &set)) {
@@ -395,14 +404,19 @@ int views_listing(views_t *v, const char *name)
 	}
 	if (cv.last_try != 0)
 		goto out;
-	/* the first fill: wait for it, but never past the timeout; wake
-	 * often enough to see a stop (views_stop cannot signal from a
-	 * signal handler) */
+	/* the first fill: wait for it, but never past first_wait (nor the
+	 * timeout); an interrupt ends the wait (the fill goes on); wake often
+	 * enough to see a stop (views_stop cannot signal from a signal
+	 * handler) */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += v->o.timeout;
+	deadline.tv_sec += v->o.first_wait < v->o.timeout ? v->o.first_wait : v->o.timeout;
 	while (l->refreshing && !atomic_load(&v->stop)) {
 		struct timespec slice;
 
+		if (interrupted && atomic_load(interrupted)) {
+			err = EINTR;
+			break;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &slice);
 		if (slice.tv_sec > deadline.tv_sec ||
 		    (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec))
@@ -414,6 +428,8 @@ int views_listing(views_t *v, const char *name)
 		}
 		pthread_cond_timedwait(&v->done, &v->lock, &slice);
 	}
+	if (filling)
+		*filling = l->refreshing;
 out:
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);

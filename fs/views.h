@@ -6,7 +6,8 @@
  * failed -> refreshing ...  A listing calls views_listing(): when the last
  * search ended longer than `refresh` seconds ago a refresh starts in its own
  * thread; a view that has never finished a search makes the caller wait for
- * it, up to `timeout` seconds; otherwise the caller goes on with what the
+ * it, up to `first_wait` seconds (then it sees what has come, and the next
+ * listing more); otherwise the caller goes on with what the
  * cache holds and the results show up at the next listing.  One refresh per
  * view at a time.  No lock is held across network I/O.
  *
@@ -15,6 +16,7 @@
 #ifndef LEIFS_VIEWS_H
 #define LEIFS_VIEWS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "cache/cache.h"
@@ -28,6 +30,9 @@ struct views_opts {
 	const char *cache_dir;
 	long refresh;           /* seconds; 0: every listing */
 	long timeout;           /* seconds a caller may wait for the network */
+	long first_wait;        /* seconds a first listing waits for a first
+				 * fill before it shows what has come (at
+				 * most timeout) */
 	long margin;            /* seconds subtracted from the dt: bound */
 	long refresh_all;       /* refresh every view this often; 0: off */
 	long empty_confirm;     /* seconds between two empty answers to full
@@ -78,8 +83,16 @@ int views_is_internal(const char *name);
 /* The record of a view, ENOENT if none. */
 int views_get(views_t *v, const char *name, struct cache_view *out);
 
-/* A listing of the view (or its cur/ new/): refresh by the policy above. */
-int views_listing(views_t *v, const char *name);
+/* A listing of the view (or its cur/ new/): refresh by the policy above.
+ * A first fill is waited for until it ends or first_wait seconds pass,
+ * whichever comes first; then the listing shows what has arrived and the
+ * fill goes on.  `interrupted` (may be NULL) is set by another thread,
+ * which then calls views_wake(): the wait ends at once with EINTR, the
+ * fill going on.  *filling (may be NULL) is set to 1 when the first fill
+ * still runs, i.e. what the cache holds now is not all of it. */
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling);
+/* Wake listings waiting in views_listing() to look at their flags again. */
+void views_wake(views_t *v);
 
 /* Refresh now (VIEW/.refresh); `full` forgets the bookmark, so the whole
  * answer is fetched again and what it no longer holds leaves the view.

@@ -105,7 +105,7 @@ for mode in many stall slow; do
 	slow) what="a server sending a byte every 2 s" ;;
 	esac
 	test_expect_success "SIGTERM during a first fill from $what: gone within 2 s, cache whole" '
-		leifs_mount "$M2" -o source=$H/$mode/,cache=$TRASH/c-$mode,timeout=60,refresh=0 &&
+		leifs_mount "$M2" -o source=$H/$mode/,cache=$TRASH/c-$mode,timeout=60,first_wait=60,refresh=0 &&
 		mkdir "$M2/queries/s:x" && { ls "$M2/queries/s:x/cur" >/dev/null 2>&1 & } &&
 		sleep 1 && grep "^state: refreshing" "$M2/queries/s:x/.status" &&
 		term_ends "$M2" && leifs --check "$TRASH/c-$mode" >check || { cat check; return 1; }
