@@ -27,8 +27,8 @@ while read -r mode why; do
 		leifs_mount "$M" -o "source=$H/$mode/,cache=$C,timeout=3,refresh=0,max_message=1048576" &&
 		start=$(date +%s) &&
 		timeout 10 ls "$M/queries/$Q/cur" >actual && test_cmp before actual &&
-		test_wait_for 15 "grep -q -i \"^error: .*$why\" \"$M/queries/$Q/.status\"" &&
-		grep -q "^state: failed" "$M/queries/$Q/.status" &&
+		test_wait_for 15 "grep -q \"^state: failed\" \"$M/queries/$Q/.status\" &&
+			grep -q -i \"^error: .*$why\" \"$M/queries/$Q/.status\"" &&
 		mkdir "$M/queries/s:new-$mode" &&
 		timeout 10 ls "$M/queries/s:new-$mode/cur" >/dev/null &&
 		[ $(($(date +%s) - start)) -le 9 ] &&
