@@ -675,6 +675,7 @@ struct dirbuf {
 	size_t size, cap;
 	int err;
 	int lazy;               /* cur/ new/: filled at the first readdir */
+	int filling;            /* a first fill runs: a part of it, not kept */
 	int where;
 	uint64_t vid;
 };
@@ -748,6 +749,35 @@ static int add_file(void *arg, const char *name)
 	return c->d->err;
 }
 
+/* a listing waiting for a first fill, and its interrupt */
+struct waiting {
+	atomic_int interrupted;
+	views_t *v;
+};
+
+/* another thread: the kernel forwards a signal to the process that waits
+ * (Ctrl-C, kill): the listing gives up with EINTR, the fill goes on */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	struct waiting *w = data;
+
+	(void)req;
+	atomic_store(&w->interrupted, 1);
+	views_wake(w->v);
+}
+
+static int listing(fuse_req_t req, views_t *v, const struct node *n, int *filling)
+{
+	struct waiting w = { .v = v };
+	int err;
+
+	atomic_init(&w.interrupted, 0);
+	fuse_req_interrupt_func(req, on_interrupt, &w);
+	err = GUARD(v, views_listing(v, n->view, &w.interrupted, filling));
+	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
+	return err;
+}
+
 static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		      struct dirbuf *d)
 {
@@ -766,7 +796,7 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		err = GUARD(v, cache_view_each(views_cache(v), add_view, &c));
 		break;
 	case N_VIEW:
-		if ((err = GUARD(v, views_listing(v, n->view))))
+		if ((err = listing(req, v, n, NULL)))
 			break;
 		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
 			dir_add(req, d, view_children[i].name, (fuse_ino_t)(n->vid << 8 | (i + 2)),
@@ -777,7 +807,7 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 	case N_NEW:
 		/* the kernel may answer readdir from its cache (see
 		 * fs_opendir): the listing is made only when it asks */
-		if ((err = GUARD(v, views_listing(v, n->view))))
+		if ((err = listing(req, v, n, &d->filling)))
 			break;
 		d->lazy = 1;
 		d->where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
@@ -817,8 +847,8 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		/* listings of cur/ new/ stay in the kernel across opens; the
 		 * kernel drops them when it changes the directory itself
 		 * (rename, unlink) or sees its mtime change (a refresh) */
-		fi->cache_readdir = 1;
-		fi->keep_cache = 1;
+		fi->cache_readdir = !d->filling;        /* a part of a first */
+		fi->keep_cache = !d->filling;           /* fill: ask again */
 	}
 	if (fuse_reply_open(req, fi) == -ENOENT) {      /* interrupted */
 		free(d->buf);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 
 struct opts {
 	char *cache;
-	long refresh, timeout, margin, refresh_all, empty_confirm;
+	long refresh, timeout, first_wait, margin, refresh_all, empty_confirm;
 	long low_speed, deadline, backoff_max;
 	long max_message;
 	long map_size;          /* MiB */
@@ -48,6 +49,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("low_speed=%ld", low_speed),
 	OPT("deadline=%ld", deadline),
 	OPT("backoff_max=%ld", backoff_max),
+	OPT("first_wait=%ld", first_wait),
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
 	OPT("empty_confirm=%ld", empty_confirm),
@@ -165,6 +167,8 @@ static void usage(FILE *f)
 "  -o deadline=SECONDS  longest one search of a source may last (default 600)\n"
 "  -o backoff_max=SECONDS  longest a busy server (HTTP 429, 503) is left\n"
 "                       alone: its Retry-After, or 30 s doubling (default 3600)\n"
+"  -o first_wait=SECONDS  a first listing waits this long for a new view's\n"
+"                       first fill, then shows what came (default 1)\n"
 "  -o margin=SECONDS    overlap of incremental searches (default 172800)\n"
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o empty_confirm=SECONDS  an empty answer to a full search empties a\n"
@@ -225,6 +229,7 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 	static const struct { const char *key; size_t off; } longs[] = {
 		{ "refresh", offsetof(struct opts, refresh) },
 		{ "timeout", offsetof(struct opts, timeout) },
+		{ "first_wait", offsetof(struct opts, first_wait) },
 		{ "margin", offsetof(struct opts, margin) },
 		{ "low_speed", offsetof(struct opts, low_speed) },
 		{ "deadline", offsetof(struct opts, deadline) },
@@ -338,6 +343,7 @@ static int load_config(struct opts *o)
 	}
 	set_default(&o->refresh, 600);
 	set_default(&o->timeout, 30);
+	set_default(&o->first_wait, 1);
 	set_default(&o->margin, 2 * 86400);
 	set_default(&o->low_speed, 100);
 	set_default(&o->deadline, 600);
@@ -382,11 +388,58 @@ static int check_cache(const char *dir)
 	return cache_check_problems(&r) ? 1 : 0;
 }
 
+/*
+ * SIGTERM, SIGINT, SIGHUP: libfuse's handlers end the session loop, which
+ * then waits for every request being served, and views_close() for every
+ * search.  Telling the views to stop first, from the handler, lets both
+ * end at once; then libfuse's own handler runs.
+ */
+static views_t *volatile serving;
+static struct sigaction fuse_act[3];
+static const int stop_signals[3] = { SIGTERM, SIGINT, SIGHUP };
+
+static void on_stop_signal(int sig)
+{
+	int i;
+
+	views_stop(serving);
+	for (i = 0; i < 3; i++)
+		if (stop_signals[i] == sig && fuse_act[i].sa_handler != SIG_DFL &&
+		    fuse_act[i].sa_handler != SIG_IGN && !(fuse_act[i].sa_flags & SA_SIGINFO))
+			fuse_act[i].sa_handler(sig);
+}
+
+static int chain_stop_signals(void)
+{
+	struct sigaction sa;
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		if (sigaction(stop_signals[i], NULL, &fuse_act[i]) ||
+		    sigaction(stop_signals[i], &sa, NULL))
+			return -1;
+	return 0;
+}
+
+/* libfuse's handlers again, for fuse_remove_signal_handlers() */
+static void restore_stop_signals(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fuse_act[i].sa_handler || (fuse_act[i].sa_flags & SA_SIGINFO))
+			sigaction(stop_signals[i], &fuse_act[i], NULL);
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cl = { 0 };
-	struct opts o = { .refresh = UNSET, .timeout = UNSET, .margin = UNSET,
+	struct opts o = { .refresh = UNSET, .timeout = UNSET, .first_wait = UNSET,
+			  .margin = UNSET,
 			  .low_speed = UNSET, .deadline = UNSET, .backoff_max = UNSET,
 			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET, .map_size = UNSET,
 			  .limit = UNSET, .insecure = -1 };
@@ -430,9 +483,9 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
-	if (o.refresh < 0 || o.timeout <= 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
+	if (o.refresh < 0 || o.timeout <= 0 || o.first_wait < 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
 	    o.refresh_all < 0 || o.limit < 0 || o.empty_confirm < 0) {
-		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, margin, limit must be >= 0; timeout, max_message > 0\n");
+		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, first_wait, margin, limit must be >= 0; timeout, max_message > 0\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -467,6 +520,7 @@ int main(int argc, char *argv[])
 		.cache_dir = o.cache, .refresh = o.refresh, .timeout = o.timeout,
 		.low_speed = o.low_speed, .deadline = o.deadline,
 		.backoff_max = o.backoff_max, .user_agent = LEIFS_USER_AGENT,
+		.first_wait = o.first_wait,
 		.margin = o.margin, .refresh_all = o.refresh_all,
 		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
@@ -511,7 +565,7 @@ int main(int argc, char *argv[])
 	cache_mail_init();
 	fs_init();
 
-	if (fuse_set_signal_handlers(se) || cache_guard_install())
+	if (fuse_set_signal_handlers(se) || chain_stop_signals() || cache_guard_install())
 		goto out_destroy;
 	if (fuse_session_mount(se, cl.mountpoint))
 		goto out_handlers;
@@ -526,6 +580,7 @@ int main(int argc, char *argv[])
 		log_err("%s", why);
 		goto out_unmount;
 	}
+	serving = views;
 	if (views_start(views)) {
 		log_err("cannot start the refresh_all schedule");
 		goto out_unmount;
@@ -535,9 +590,11 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_clone_fd(lc, 0);
 	ret = cl.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, lc);
 	fuse_loop_cfg_destroy(lc);
+	serving = NULL;
 out_unmount:
 	fuse_session_unmount(se);
 out_handlers:
+	restore_stop_signals();
 	fuse_remove_signal_handlers(se);
 out_destroy:
 	views_close(views);

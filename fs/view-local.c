@@ -311,6 +311,7 @@ out:
 }
 
 struct hits {
+	views_t *v;
 	cache_batch_t *batch;
 	size_t n;
 };
@@ -318,7 +319,11 @@ struct hits {
 static int add_hit(void *arg, const unsigned char *oid)
 {
 	struct hits *h = arg;
-	int err = cache_batch_add_stored(h->batch, oid);
+	int err;
+
+	if (atomic_load(&h->v->stop))
+		return ECANCELED;       /* shutdown: at once */
+	err = cache_batch_add_stored(h->batch, oid);
 
 	if (err == ENOENT)
 		return 0;       /* indexed, but its import did not commit: next time */
@@ -330,7 +335,7 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 		      atomic_ulong *progress, struct net_res *res, uint64_t *imported)
 {
 	size_t read_bytes;
-	struct hits h = { .batch = batch };
+	struct hits h = { .v = v, .batch = batch };
 	struct local *l = NULL;
 	char *q = NULL, dates[4096];
 	int err;

@@ -16,18 +16,26 @@
 #include "query/query.h"
 
 struct sink {
+	views_t *v;
 	cache_batch_t *batch;
 	struct live *l;
 	unsigned char *oids;    /* what came, for the source's index */
 	size_t n, cap;
+	struct timespec flushed; /* when the batch was last written */
 };
+
+/* a slow answer is written at least this often, so that a listing shows
+ * what came of a first fill while it goes on (seconds) */
+#define FLUSH_EVERY 1
 
 static int on_message(void *arg, const char *raw, size_t len)
 {
 	struct sink *s = arg;
+	struct timespec now;
+	int err;
 
-	if (atomic_load(&s->l->cancel))
-		return ECANCELED;       /* rmdir: stop the stream now */
+	if (atomic_load(&s->l->cancel) || atomic_load(&s->v->stop))
+		return ECANCELED;       /* rmdir or shutdown: stop the stream now */
 	atomic_fetch_add(&s->l->progress, 1);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
@@ -40,7 +48,14 @@ static int on_message(void *arg, const char *raw, size_t len)
 	}
 	if (s->n < s->cap)
 		cache_oid(raw, len, s->oids + s->n++ * CACHE_OID_LEN);
-	return cache_batch_add(s->batch, raw, len);
+	if ((err = cache_batch_add(s->batch, raw, len)))
+		return err;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - s->flushed.tv_sec >= FLUSH_EVERY) {
+		s->flushed = now;
+		err = cache_batch_flush(s->batch);
+	}
+	return err;
 }
 
 /* one source's part of a refresh, in a thread of its own when there are
@@ -143,9 +158,10 @@ static void *run_source(void *arg)
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
 		.proxy = r->v->o.proxy, .stop = &r->v->stop, .cancel = &r->l->cancel,
 	};
-	struct sink s = { .batch = r->batch, .l = r->l };
+	struct sink s = { .v = r->v, .batch = r->batch, .l = r->l };
 	char shown[512];
 
+	clock_gettime(CLOCK_MONOTONIC, &s.flushed);
 	memset(&r->res, 0, sizeof(r->res));
 	url_shown(r->url, shown, sizeof(shown));        /* cache:URL too */
 	if (view_is_local(r->url)) {

@@ -15,6 +15,9 @@
 #include "fs/views-private.h"
 #include "query/query.h"
 
+/* a waiting listing looks at the stop flag this often (nanoseconds) */
+#define WAIT_SLICE_NS 100000000L
+
 struct job {
 	views_t *v;
 	struct live *l;
@@ -109,6 +112,12 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_condattr_destroy(&ca);
 	*out = v;
 	return 0;
+}
+
+void views_stop(views_t *v)
+{
+	if (v)
+		atomic_store(&v->stop, 1);      /* lock-free: signal-safe */
 }
 
 void views_close(views_t *v)
@@ -372,7 +381,14 @@ static int start_refresh(views_t *v, struct live *l, int forced)
 	return 0;
 }
 
-int views_listing(views_t *v, const char *name)
+void views_wake(views_t *v)
+{
+	pthread_mutex_lock(&v->lock);
+	pthread_cond_broadcast(&v->done);
+	pthread_mutex_unlock(&v->lock);
+}
+
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)
 {
 	struct cache_view cv;
 	struct live *l;
@@ -383,6 +399,8 @@ int views_listing(views_t *v, const char *name)
 	struct settings set;
 	long every = v->o.refresh;
 
+	if (filling)
+		*filling = 0;
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
 	if (!view_settings(v, cv.id, &set)) {
@@ -408,12 +426,32 @@ int views_listing(views_t *v, const char *name)
 	}
 	if (cv.last_try != 0)
 		goto out;
-	/* the first fill: wait for it, but never past the timeout */
+	/* the first fill: wait for it, but never past first_wait (nor the
+	 * timeout); an interrupt ends the wait (the fill goes on); wake often
+	 * enough to see a stop (views_stop cannot signal from a signal
+	 * handler) */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += v->o.timeout;
-	while (l->refreshing &&
-	       pthread_cond_timedwait(&v->done, &v->lock, &deadline) != ETIMEDOUT)
-		;
+	deadline.tv_sec += v->o.first_wait < v->o.timeout ? v->o.first_wait : v->o.timeout;
+	while (l->refreshing && !atomic_load(&v->stop)) {
+		struct timespec slice;
+
+		if (interrupted && atomic_load(interrupted)) {
+			err = EINTR;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &slice);
+		if (slice.tv_sec > deadline.tv_sec ||
+		    (slice.tv_sec == deadline.tv_sec && slice.tv_nsec >= deadline.tv_nsec))
+			break;
+		slice.tv_nsec += WAIT_SLICE_NS;
+		if (slice.tv_nsec >= 1000000000L) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&v->done, &v->lock, &slice);
+	}
+	if (filling)
+		*filling = l->refreshing;
 out:
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);

@@ -6,7 +6,8 @@
  * failed -> refreshing ...  A listing calls views_listing(): when the last
  * search ended longer than `refresh` seconds ago a refresh starts in its own
  * thread; a view that has never finished a search makes the caller wait for
- * it, up to `timeout` seconds; otherwise the caller goes on with what the
+ * it, up to `first_wait` seconds (then it sees what has come, and the next
+ * listing more); otherwise the caller goes on with what the
  * cache holds and the results show up at the next listing.  One refresh per
  * view at a time.  No lock is held across network I/O.
  *
@@ -20,6 +21,7 @@
 #ifndef LEIFS_VIEWS_H
 #define LEIFS_VIEWS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "cache/cache.h"
@@ -39,6 +41,9 @@ struct views_opts {
 				 * 503) is left alone, its Retry-After or a
 				 * doubling from 30 s capped to this */
 	const char *user_agent; /* sent with every request */
+	long first_wait;        /* seconds a first listing waits for a first
+				 * fill before it shows what has come (at
+				 * most timeout) */
 	long margin;            /* seconds subtracted from the dt: bound */
 	long refresh_all;       /* refresh every view this often; 0: off */
 	long empty_confirm;     /* seconds between two empty answers to full
@@ -60,6 +65,10 @@ typedef struct views views_t;
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
 /* Start the refresh_all schedule, if any (after daemonizing). */
 int views_start(views_t *v);
+/* Ask every running search and waiting listing to stop, at the next
+ * message or within a fraction of a second; nothing else.  Safe in a
+ * signal handler (SIGTERM), so that the session's end does not wait. */
+void views_stop(views_t *v);
 /* Stop refreshes and close.  A search cut short leaves no result behind:
  * the view's state and last refresh stay those of its last whole search
  * (what was stored stays), so the next mount's policy is not misled. */
@@ -87,8 +96,16 @@ int views_is_internal(const char *name);
 /* The record of a view, ENOENT if none. */
 int views_get(views_t *v, const char *name, struct cache_view *out);
 
-/* A listing of the view (or its cur/ new/): refresh by the policy above. */
-int views_listing(views_t *v, const char *name);
+/* A listing of the view (or its cur/ new/): refresh by the policy above.
+ * A first fill is waited for until it ends or first_wait seconds pass,
+ * whichever comes first; then the listing shows what has arrived and the
+ * fill goes on.  `interrupted` (may be NULL) is set by another thread,
+ * which then calls views_wake(): the wait ends at once with EINTR, the
+ * fill going on.  *filling (may be NULL) is set to 1 when the first fill
+ * still runs, i.e. what the cache holds now is not all of it. */
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling);
+/* Wake listings waiting in views_listing() to look at their flags again. */
+void views_wake(views_t *v);
 
 /* Refresh now (VIEW/.refresh); `full` forgets the bookmark, so the whole
  * answer is fetched again and what it no longer holds leaves the view.

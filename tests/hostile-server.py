@@ -25,6 +25,8 @@ User-Agent header a POST carried.
   badfrom an mboxrd whose From_ escaping is broken (an unescaped "From ")
   nodate  messages without Message-ID or Date, or with absurd dates
   cronly  a valid gzip'd answer whose lines end in CR only (no LF at all)
+  many    a fast endless stream of small distinct messages (up to a million)
+  trickle ten messages, one every half second (about 5 s in all)
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -49,6 +51,12 @@ ODD = [
     b"Message-ID: <garbage@example.org>\n\nbody four\n",
     b"\n\nno headers at all\n",
 ]
+
+
+def numbered(i, tag=b"many"):
+    return (b"From: Gen <gen@example.org>\nTo: list@example.org\n"
+            b"Subject: %s message %d\nDate: Mon, 02 Jun 2025 10:00:00 +0000\n"
+            b"Message-ID: <%s-%d@example.org>\n\nbody %d\n" % (tag, i, tag, i, i))
 
 
 def mboxrd(msgs=None):
@@ -214,6 +222,31 @@ class H(http.server.BaseHTTPRequestHandler):
             page = gzip.compress(mboxrd(ODD))
             self.head(200, length=len(page))
             self.wfile.write(page)
+        elif mode == "many":
+            self.head(200)
+            z = zlib.compressobj(6, zlib.DEFLATED, 31)
+            try:
+                for k in range(1000):
+                    self.wfile.write(z.compress(mboxrd(
+                        [numbered(k * 1000 + i) for i in range(1000)])) +
+                        z.flush(zlib.Z_SYNC_FLUSH))
+                self.wfile.write(z.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        elif mode == "trickle":
+            self.head(200)
+            z = zlib.compressobj(6, zlib.DEFLATED, 31)
+            try:
+                for i in range(10):
+                    self.wfile.write(z.compress(mboxrd([numbered(i, b"trickle")])) +
+                                     z.flush(zlib.Z_SYNC_FLUSH))
+                    self.wfile.flush()
+                    time.sleep(0.5)
+                self.wfile.write(z.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
         elif mode == "redirect":
             self.send_response(302)
             self.send_header("Location", "http://192.0.2.1/all/")

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Responsive listings (#15): Ctrl-C ends a listing that waits on a first
+# fill at once (a FUSE interrupt), the fill going on; a first listing of a
+# slow view shows what has come after first_wait, and later listings the
+# rest.
+. "$(dirname "$0")/test-lib.sh"
+
+hostile_start
+test_wait_for 10 "curl -s -o /dev/null -d '' '$H/ok/?q=x'"
+M="$TRASH/mnt"
+
+# gone PID SECONDS: PID ends within SECONDS
+gone() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+test_expect_success 'SIGINT ends a listing waiting on a stalled first fill within 2 s' '
+	leifs_mount "$M" -o source=$H/stall/,cache=$TRASH/c1,timeout=60,first_wait=60,refresh=0 &&
+	V="$M/queries/s:stalled" && mkdir "$V" || return 1
+	# a background job of a script ignores SIGINT: ls gets it back
+	python3 -c "import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(\"ls\", [\"ls\", sys.argv[1]])" "$V/cur" >ls.out 2>&1 &
+	pid=$! &&
+	test_wait_for 10 "grep -q \"^state: refreshing\" \"$V/.status\"" &&
+	sleep 1 && kill -0 $pid &&
+	kill -INT $pid &&
+	if ! gone $pid 2; then
+		echo "ls still there 2 s after SIGINT"
+		kill -9 $pid
+		return 1
+	fi &&
+	ls "$M/queries" >views && grep -q "^s:stalled$" views &&
+	grep "^state: refreshing" "$V/.status"
+'
+test_expect_success 'the daemon still ends at once after the interrupted listing' '
+	kill -TERM "$(cat "$M.pid")" && gone "$(cat "$M.pid")" 2 &&
+	leifs_umount "$M" && leifs --check "$TRASH/c1"
+'
+
+test_expect_success 'a first listing of a slow view returns after about first_wait with part of it' '
+	leifs_mount "$M" -o source=$H/trickle/,cache=$TRASH/c2,timeout=60,first_wait=1,refresh=0 &&
+	V="$M/queries/s:trickle" && mkdir "$V" &&
+	start=$(date +%s%N) && ls "$V/cur" >first && end=$(date +%s%N) &&
+	ms=$(((end - start) / 1000000)) && say "# first listing: $ms ms, $(wc -l <first) messages" &&
+	[ $ms -lt 2500 ] && [ "$(wc -l <first)" -lt 10 ] &&
+	grep -E "^(state: refreshing|progress: )" "$V/.status"
+'
+test_expect_success 'later listings show all of it once the fill ends' '
+	test_wait_for 30 "[ \$(ls \"$V/cur\" | wc -l) -eq 10 ]" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\"" &&
+	grep "^messages: 10$" "$V/.status" && check_oids "$V"/cur/*
+'
+test_expect_success 'a negative first_wait is refused' '
+	leifs_umount "$M" &&
+	! "$LEIFS" -f -o source=$H/ok/,cache=$TRASH/c3,first_wait=-1 "$M" 2>err &&
+	grep first_wait err
+'
+test_done
