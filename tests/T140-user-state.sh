@@ -163,7 +163,7 @@ test_expect_success 'rmdir during a slow first fill stops it and leaves nothing'
 	grep -q "^0 views, 0 messages" check.out
 '
 test_expect_success 'mkdir and rmdir racing from 8 shells leave a whole cache' '
-	echo ok >"$TRASH/flip" &&
+	echo ok >"$TRASH/flip" && pids= &&
 	for s in 1 2 3 4 5 6 7 8; do
 		(for i in 1 2 3 4 5 6; do
 			mkdir "$M/queries/s:rtc" 2>/dev/null
@@ -172,8 +172,8 @@ test_expect_success 'mkdir and rmdir racing from 8 shells leave a whole cache' '
 			rmdir "$M/queries/s:rtc" 2>/dev/null
 			mkdir "$M/queries/f:belloni" 2>/dev/null
 			rmdir "$M/queries/f:belloni" 2>/dev/null
-		done) &
-	done; wait &&
+		done) & pids="$pids $!"
+	done; wait $pids &&
 	rmdir "$M/queries/s:rtc" "$M/queries/f:belloni" 2>/dev/null
 	sleep 2 &&
 	leifs --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ] &&
