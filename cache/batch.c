@@ -36,6 +36,7 @@ struct cache_batch {
 	size_t n, cap, bytes;
 	uint64_t added, known;
 	uint64_t lookups;
+	int64_t delta[3];       /* entries added by where, in the flush's txn */
 };
 
 int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint32_t gen,
@@ -300,6 +301,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	if ((rc = mdb_put(txn, b->c->entry, &k, &d, 0)) ||
 	    (rc = cache_ref(b->c, txn, it->oid, 1)))
 		return rc;
+	b->delta[er.where < 3 ? er.where : CACHE_NEW]++;
 	b->added++;
 	return 0;
 }
@@ -322,12 +324,15 @@ int cache_batch_flush(cache_batch_t *b)
 		drop_items(b);
 		return rc && rc != ENOENT ? rc : ECANCELED;
 	}
+	memset(b->delta, 0, sizeof(b->delta));
 	for (i = 0; i < b->n; i++) {
 		if ((rc = put_item(b, txn, &b->items[i])))
 			break;
 		if (i % DROP_EVERY == DROP_EVERY - 1)
 			cache_drop_mappings(b->c);
 	}
+	if (!rc)
+		rc = cache_count_add(b->c, txn, b->view, b->delta);
 	if (rc) {
 		mdb_txn_abort(txn);
 		b->added = added;       /* nothing of this batch was written */

@@ -21,6 +21,8 @@ struct cache {
 	MDB_dbi ids;    /* view id (8, big-endian) -> name: which views exist */
 	MDB_dbi away;   /* view id + oid -> away_rec: the user's state of a
 			 * message that left the view, for when it returns */
+	MDB_dbi counts; /* view id (8, big-endian) -> count_rec: its entries
+			 * by where, kept in the transaction that changes them */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -73,6 +75,12 @@ struct away_rec {
 	uint8_t pad[2];
 };
 
+/* how many entries of a view are in new/, cur/ and hidden (indexed by
+ * enum cache_where) */
+struct count_rec {
+	uint64_t n[3];
+};
+
 struct file_rec {
 	int64_t mtime;
 };
@@ -104,6 +112,9 @@ int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e
 /* Count one more (delta 1) or one less (-1) entry holding oid; the message
  * goes when none is left. */
 int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta);
+/* Add delta[where] to view id's entry counts (inside the caller's write
+ * txn, the one that moves the entries); a LMDB code. */
+int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3]);
 
 /* gmime helpers (mail.c) shared with the indexer (terms.c).
  * cache_hdr_raw: every value of a header, unfolded and trimmed

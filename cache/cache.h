@@ -12,6 +12,8 @@
  *   refs      oid -> how many entries hold it; a message goes with its last.
  *   ids       view id -> name: the views that exist, for writers that hold
  *             only an id (nothing is written under a removed view).
+ *   counts    view id -> how many of its entries are in new/, cur/, hidden:
+ *             .status answers from it, at the same cost for any view.
  *   away      (view id, oid) -> the user's state (flags, hidden, name tag,
  *             new/ or cur/) of a message that left the view (a full search
  *             no longer found it, a limit): it returns as the user left it.
@@ -201,8 +203,16 @@ int cache_hidden_each(cache_t *c, uint64_t id,
 int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n);
 /* Whether view `id` has ever had an entry (hidden ones count): cheap. */
 int cache_entry_any(cache_t *c, uint64_t id, int *any);
-/* Count the entries of a view that are not hidden. */
+/* Count the entries of a view that are not hidden: a lookup of the view's
+ * counters, whatever its size. */
 int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out);
+/* The entries of a view in new/, cur/ and hidden, from its counters (kept
+ * in the transaction that moves the entries; a cache from before them is
+ * counted once at open).  ENOENT: no such view. */
+struct cache_counts {
+	uint64_t new_, cur, hidden;
+};
+int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out);
 
 /*
  * How a view tells copies of one message apart, as lei's --dedupe
@@ -307,6 +317,7 @@ void cache_batch_free(cache_batch_t *b);   /* drops what was not flushed */
 struct cache_check {
 	uint64_t views, messages, held;
 	uint64_t orphans, missing_messages, unheld_messages, wrong_refs, bad_records;
+	uint64_t wrong_counts;  /* views whose entry counters disagree with their entries */
 };
 /* Check the cache in one read transaction (a snapshot: safe while a
  * daemon writes); each problem is a line on `out` (if not NULL). */

@@ -1,8 +1,9 @@
 /*
  * A consistency check of the cache (leifs --check DIR): every record under
  * a view id belongs to a view that exists, every entry's message is
- * stored, and each message's reference count is the number of entries
- * that hold it.  One read transaction: a snapshot, safe while a daemon
+ * stored, each message's reference count is the number of entries
+ * that hold it, and each view's counters (new, cur, hidden) are the
+ * numbers of its entries.  One read transaction: a snapshot, safe while a daemon
  * writes.
  */
 #include <errno.h>
@@ -42,6 +43,7 @@ struct check {
 	MDB_txn *txn;
 	GHashTable *views;      /* ids of views that exist */
 	GHashTable *held;       /* oid -> entries holding it */
+	GHashTable *tally;      /* view id -> struct count_rec, counted here */
 	struct cache_check *r;
 	FILE *out;
 };
@@ -86,6 +88,21 @@ static int count_entries(struct check *ck)
 		if (k.mv_size != 8 + CACHE_OID_LEN || d.mv_size != sizeof(struct entry_rec)) {
 			ck->r->bad_records++;
 			continue;
+		}
+		{
+			struct entry_rec er;
+			uint64_t id = key_view(&k);
+			struct count_rec *t = g_hash_table_lookup(ck->tally, &id);
+
+			memcpy(&er, d.mv_data, sizeof(er));
+			if (!t) {
+				uint64_t *key = g_malloc(sizeof(*key));
+
+				*key = id;
+				t = g_malloc0(sizeof(*t));
+				g_hash_table_insert(ck->tally, key, t);
+			}
+			t->n[er.where < 3 ? er.where : CACHE_NEW]++;
 		}
 		n = g_hash_table_lookup(ck->held, oid);
 		g_hash_table_insert(ck->held, (gpointer)oid, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
@@ -154,6 +171,46 @@ static int check_refs(struct check *ck)
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
+/* each view's counters against the entries counted */
+static int check_counts(struct check *ck)
+{
+	static const char *const where[3] = { "new", "cur", "hidden" };
+	GHashTableIter it;
+	gpointer key;
+
+	g_hash_table_iter_init(&it, ck->views);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		uint64_t id = *(uint64_t *)key;
+		struct count_rec zero = { { 0 } }, r = { { 0 } };
+		const struct count_rec *t = g_hash_table_lookup(ck->tally, &id);
+		unsigned char kb[8];
+		MDB_val k = { sizeof(kb), kb }, d;
+		int rc, i;
+
+		if (!t)
+			t = &zero;
+		cache_key_id(kb, id);
+		if ((rc = mdb_get(ck->txn, ck->c->counts, &k, &d)) && rc != MDB_NOTFOUND)
+			return cache_errno(rc);
+		if (rc || d.mv_size != sizeof(r)) {
+			ck->r->wrong_counts++;
+			if (ck->out)
+				fprintf(ck->out, "view %llu has no counters\n", (unsigned long long)id);
+			continue;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		if (!memcmp(&r, t, sizeof(r)))
+			continue;
+		ck->r->wrong_counts++;
+		for (i = 0; ck->out && i < 3; i++)
+			if (r.n[i] != t->n[i])
+				fprintf(ck->out, "wrong count of view %llu in %s: %llu, entries %llu\n",
+					(unsigned long long)id, where[i],
+					(unsigned long long)r.n[i], (unsigned long long)t->n[i]);
+	}
+	return 0;
+}
+
 static int list_views(struct check *ck)
 {
 	MDB_cursor *cur;
@@ -201,6 +258,7 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 		return cache_errno(rc);
 	ck.views = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	ck.held = g_hash_table_new(oid_hash, oid_equal);
+	ck.tally = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	if (!(err = list_views(&ck)) &&
 	    !(err = orphans(&ck, c->ids, "id record", &r->orphans)) &&
 	    !(err = orphans(&ck, c->entry, "entries", &r->orphans)) &&
@@ -208,10 +266,13 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 	    !(err = orphans(&ck, c->files, "files", &r->orphans)) &&
 	    !(err = orphans(&ck, c->marks, "bookmarks", &r->orphans)) &&
 	    !(err = orphans(&ck, c->away, "user state", &r->orphans)) &&
-	    !(err = count_entries(&ck)))
+	    !(err = orphans(&ck, c->counts, "counters", &r->orphans)) &&
+	    !(err = count_entries(&ck)) &&
+	    !(err = check_counts(&ck)))
 		err = check_refs(&ck);
 	r->held = g_hash_table_size(ck.held);
 	g_hash_table_destroy(ck.held);
+	g_hash_table_destroy(ck.tally);
 	g_hash_table_destroy(ck.views);
 	mdb_txn_abort(ck.txn);
 	return err;
@@ -220,5 +281,5 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 uint64_t cache_check_problems(const struct cache_check *r)
 {
 	return r->orphans + r->missing_messages + r->unheld_messages + r->wrong_refs +
-	       r->bad_records;
+	       r->bad_records + r->wrong_counts;
 }

@@ -167,6 +167,110 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 	return err;
 }
 
+static int count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_rec *r)
+{
+	unsigned char key[8];
+	MDB_val k = { sizeof(key), key }, d = { sizeof(*r), (void *)r };
+
+	cache_key_id(key, id);
+	return mdb_put(txn, c->counts, &k, &d, 0);
+}
+
+/* view id's counters; MDB_NOTFOUND if it has none (yet) */
+static int count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
+{
+	unsigned char key[8];
+	MDB_val k = { sizeof(key), key }, d;
+	int rc;
+
+	cache_key_id(key, id);
+	if ((rc = mdb_get(txn, c->counts, &k, &d)))
+		return rc;
+	if (d.mv_size != sizeof(*r))
+		return MDB_CORRUPTED;
+	memcpy(r, d.mv_data, sizeof(*r));
+	return 0;
+}
+
+int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3])
+{
+	struct count_rec r = { { 0 } };
+	int rc, i;
+
+	if (!delta[0] && !delta[1] && !delta[2])
+		return 0;
+	if ((rc = count_get(c, txn, id, &r)) && rc != MDB_NOTFOUND)
+		return rc;
+	for (i = 0; i < 3; i++)
+		r.n[i] = (uint64_t)((int64_t)r.n[i] + delta[i]);
+	return count_put(c, txn, id, &r);
+}
+
+/* count view id's entries by where, the slow way (a walk) */
+static int count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
+{
+	unsigned char pfx[8];
+	MDB_cursor *cur;
+	MDB_val k = { sizeof(pfx), pfx }, d;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	cache_key_id(pfx, id);
+	if ((rc = mdb_cursor_open(txn, c->entry, &cur)))
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
+		struct entry_rec e;
+
+		if (d.mv_size != sizeof(e)) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		memcpy(&e, d.mv_data, sizeof(e));
+		r->n[e.where < 3 ? e.where : CACHE_NEW]++;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Caches made before the counters: count the entries of each view that
+ * has none, once (a cache of today has them all: nothing is read). */
+static int index_counts(cache_t *c, MDB_txn *txn)
+{
+	MDB_stat ids, counts;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_stat(txn, c->ids, &ids)) || (rc = mdb_stat(txn, c->counts, &counts)))
+		return rc;
+	if (counts.ms_entries >= ids.ms_entries)
+		return 0;
+	if ((rc = mdb_cursor_open(txn, c->ids, &cur)))
+		return rc;
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		const unsigned char *p = k.mv_data;
+		struct count_rec r;
+		uint64_t id = 0;
+		int i;
+
+		if (k.mv_size != 8)
+			continue;
+		for (i = 0; i < 8; i++)
+			id = id << 8 | p[i];
+		if ((rc = count_get(c, txn, id, &r)) != MDB_NOTFOUND) {
+			if (rc)
+				break;
+			continue;
+		}
+		if ((rc = count_walk(c, txn, id, &r)) || (rc = count_put(c, txn, id, &r)))
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 {
 	unsigned char key[8];
@@ -248,7 +352,9 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "marks", MDB_CREATE, &c->marks)) ||
 	    (rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &c->ids)) ||
 	    (rc = mdb_dbi_open(txn, "away", MDB_CREATE, &c->away)) ||
-	    (rc = index_ids(c, txn)))
+	    (rc = mdb_dbi_open(txn, "counts", MDB_CREATE, &c->counts)) ||
+	    (rc = index_ids(c, txn)) ||
+	    (rc = index_counts(c, txn)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
@@ -381,6 +487,7 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	MDB_val k = { sizeof(next_key) - 1, (void *)next_key }, d;
 	struct cache_view v = { .name = (char *)name, .query = (char *)query,
 				.error = "", .created = time(NULL) };
+	struct count_rec zero = { { 0 } };
 	MDB_txn *txn;
 	uint64_t id = 1;
 	int rc;
@@ -397,7 +504,8 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	d.mv_data = &id;
 	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
 	    (rc = view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
-	    (rc = put_id(c, txn, v.id, name)))
+	    (rc = put_id(c, txn, v.id, name)) ||
+	    (rc = count_put(c, txn, v.id, &zero)))
 		goto fail;
 	if ((rc = mdb_txn_commit(txn)))
 		return cache_errno(rc);
@@ -672,6 +780,7 @@ struct sweep {
 	int all;
 	uint32_t gen;
 	uint64_t dropped;
+	int64_t delta[3];       /* entries dropped, by where (negative) */
 	int err;        /* why a walk stopped */
 };
 
@@ -695,6 +804,7 @@ static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
 		s->err = rc;
 		return -1;
 	}
+	s->delta[r.where < 3 ? r.where : CACHE_NEW]--;
 	s->dropped++;
 	return 1;
 }
@@ -717,12 +827,15 @@ static int drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
 static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 			uint32_t gen, uint64_t *dropped)
 {
-	struct sweep s = { c, txn, id, all, gen, 0, 0 };
+	struct sweep s = { c, txn, id, all, gen, 0, { 0 }, 0 };
 	int rc;
 
 	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) ||
 	    (rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
 		return rc == -1 ? s.err : rc;
+	/* a removed view's counters go with it (cache_view_delete) */
+	if (!all && (rc = cache_count_add(c, txn, id, s.delta)))
+		return rc;
 	if (dropped)
 		*dropped = s.dropped;
 	return 0;
@@ -842,7 +955,7 @@ static int collect(void *arg, const MDB_val *k, const MDB_val *d)
 int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 {
 	struct keep kp = { 0 };
-	struct sweep s = { c, NULL, id, 0, 0, 0, 0 };
+	struct sweep s = { c, NULL, id, 0, 0, 0, { 0 }, 0 };
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(key), key };
 	MDB_txn *txn;
@@ -867,7 +980,10 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 		    (rc = mdb_del(txn, c->entry, &k, NULL)) ||
 		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
 			goto out;
+		s.delta[r.where < 3 ? r.where : CACHE_NEW]--;
 	}
+	if ((rc = cache_count_add(c, txn, id, s.delta)))
+		goto out;
 	/* the dedupe records of what went */
 	s.txn = txn;
 	if ((rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
@@ -963,7 +1079,8 @@ int cache_view_delete(cache_t *c, const char *name)
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)))
+	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
+	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:
@@ -1090,17 +1207,37 @@ int cache_entry_any(cache_t *c, uint64_t id, int *any)
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
-static int count_one(void *arg, const struct cache_entry *e)
+int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out)
 {
-	(void)e;
-	++*(uint64_t *)arg;
+	struct count_rec r;
+	MDB_txn *txn;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	if (!(rc = cache_view_alive(c, txn, id, NULL)) &&
+	    (rc = count_get(c, txn, id, &r)) == MDB_NOTFOUND)
+		rc = count_walk(c, txn, id, &r);        /* cannot be after open */
+	mdb_txn_abort(txn);
+	if (rc)
+		return rc == ENOENT ? ENOENT : cache_errno(rc);
+	out->new_ = r.n[CACHE_NEW];
+	out->cur = r.n[CACHE_CUR];
+	out->hidden = r.n[CACHE_HIDDEN];
 	return 0;
 }
 
 int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out)
 {
+	struct cache_counts n;
+	int err;
+
 	*out = 0;
-	return cache_entry_each(c, id, count_one, out);
+	if ((err = cache_view_counts(c, id, &n)))
+		return err;
+	*out = n.new_ + n.cur;
+	return 0;
 }
 
 int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
@@ -1174,6 +1311,14 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 		goto fail;
 	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
 		r.was = r.where;
+	if (r.where != where && r.where < 3 && where >= 0 && where < 3) {
+		int64_t delta[3] = { 0 };
+
+		delta[r.where]--;
+		delta[where]++;
+		if ((rc = cache_count_add(c, txn, id, delta)))
+			goto fail;
+	}
 	r.where = (uint8_t)where;
 	r.flags = flags;
 	r.uid = uid;
@@ -1222,6 +1367,7 @@ static int unhide_one(void *arg, const MDB_val *k, const MDB_val *d)
 int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n)
 {
 	struct unhide u = { oid, NULL, 0, 0 };
+	int64_t delta[3] = { 0 };
 	MDB_txn *txn;
 	size_t i;
 	int rc;
@@ -1240,11 +1386,15 @@ int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64
 			goto out;
 		/* back where it was (a record from before `was` says new/) */
 		r.where = r.was == CACHE_CUR ? CACHE_CUR : CACHE_NEW;
+		delta[CACHE_HIDDEN]--;
+		delta[r.where]++;
 		d.mv_size = sizeof(r);
 		d.mv_data = &r;
 		if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
 			goto out;
 	}
+	if ((rc = cache_count_add(c, txn, id, delta)))
+		goto out;
 	rc = mdb_txn_commit(txn);
 	txn = NULL;
 	if (!rc)

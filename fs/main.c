@@ -380,11 +380,12 @@ static int check_cache(const char *dir)
 	}
 	printf("%llu views, %llu messages (%llu held by entries); problems: %llu orphan records, "
 	       "%llu entries without their message, %llu messages held by nothing, "
-	       "%llu wrong counts, %llu bad records\n",
+	       "%llu wrong counts, %llu bad records, %llu views with wrong counters\n",
 	       (unsigned long long)r.views, (unsigned long long)r.messages,
 	       (unsigned long long)r.held, (unsigned long long)r.orphans,
 	       (unsigned long long)r.missing_messages, (unsigned long long)r.unheld_messages,
-	       (unsigned long long)r.wrong_refs, (unsigned long long)r.bad_records);
+	       (unsigned long long)r.wrong_refs, (unsigned long long)r.bad_records,
+	       (unsigned long long)r.wrong_counts);
 	return cache_check_problems(&r) ? 1 : 0;
 }
 

@@ -13,7 +13,8 @@
 #include "fs/log.h"
 #include "fs/views-private.h"
 
-int view_settings(views_t *v, uint64_t id, struct settings *s)
+/* the settings as stored, read and parsed */
+static int settings_read(views_t *v, uint64_t id, struct settings *s)
 {
 	char *text = NULL, why[256];
 	size_t len = 0;
@@ -31,6 +32,48 @@ int view_settings(views_t *v, uint64_t id, struct settings *s)
 		err = settings_copy(&v->def, s);
 	}
 	return err;
+}
+
+void view_settings_forget(views_t *v, uint64_t id)
+{
+	struct live *l;
+
+	v->config_gen++;        /* a read under way keeps what it read to itself */
+	for (l = v->live; l; l = l->next)
+		if (l->id == id && l->has_set) {
+			settings_free(&l->set);
+			l->has_set = 0;
+		}
+}
+
+int view_settings(views_t *v, const struct cache_view *cv, struct settings *s)
+{
+	struct settings mine;
+	struct live *l;
+	uint64_t gen;
+	int err;
+
+	pthread_mutex_lock(&v->lock);
+	l = live_get(v, cv->id, cv->name);
+	if (l && l->has_set) {
+		err = settings_copy(&l->set, s);
+		pthread_mutex_unlock(&v->lock);
+		return err;
+	}
+	gen = v->config_gen;
+	pthread_mutex_unlock(&v->lock);
+	if ((err = settings_read(v, cv->id, s)))
+		return err;
+	/* kept only if no .config was stored meanwhile */
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next)
+		if (l->id == cv->id && !l->has_set && gen == v->config_gen &&
+		    !settings_copy(s, &mine)) {
+			l->set = mine;
+			l->has_set = 1;
+		}
+	pthread_mutex_unlock(&v->lock);
+	return 0;
 }
 
 int views_config(views_t *v, const char *name, char **out)
@@ -54,7 +97,7 @@ int views_config(views_t *v, const char *name, char **out)
 	if (pending)
 		err = settings_parse(&v->def, pending, strlen(pending), &set, why, sizeof(why));
 	else
-		err = view_settings(v, cv.id, &set);
+		err = view_settings(v, &cv, &set);
 	if (!err) {
 		if (!(*out = settings_format(&set)))
 			err = ENOMEM;
@@ -90,7 +133,7 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 	why[0] = '\0';
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
-	if ((err = view_settings(v, cv.id, &old)))
+	if ((err = view_settings(v, &cv, &old)))
 		goto out;
 	if ((err = settings_parse(&v->def, text, len, &set, why, whylen))) {
 		if (err == EINVAL) {
@@ -101,6 +144,9 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 		goto out;
 	}
 	err = cache_file_put(v->cache, cv.id, ".config", text, len);
+	pthread_mutex_lock(&v->lock);
+	view_settings_forget(v, cv.id);
+	pthread_mutex_unlock(&v->lock);
 	/* another strategy: the next full search picks the copies anew */
 	if (!err && set.dedupe != old.dedupe)
 		err = cache_view_clear_dedupe(v->cache, cv.id);
@@ -165,6 +211,7 @@ static void *apply_later(void *arg)
 	free(text);
 	free(name);
 	pthread_mutex_lock(&v->lock);
+	live_put(st->l);
 	v->running--;
 	pthread_cond_broadcast(&v->done);
 	pthread_mutex_unlock(&v->lock);
@@ -231,6 +278,7 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 	err = pthread_create(&t, &attr, apply_later, st);
 	pthread_attr_destroy(&attr);
 	if (!err) {
+		l->refs++;      /* the staging thread's */
 		v->running++;
 		st = NULL;
 	}

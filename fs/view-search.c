@@ -282,7 +282,7 @@ void view_search(views_t *v, struct live *l)
 	 * incremental one adds belongs to the current one, so the next full
 	 * search can still drop it */
 	gen = full ? cv.gen + 1 : cv.gen;
-	if ((err = view_settings(v, cv.id, &set)) ||
+	if ((err = view_settings(v, &cv, &set)) ||
 	    (err = cache_entry_any(v->cache, cv.id, &any)) ||
 	    (err = query_normalize(cv.query, &norm)))
 		goto broken;

@@ -101,7 +101,7 @@ int views_status(views_t *v, const char *name, char **out)
 		cache_view_release(&cv);
 		return err;
 	}
-	if ((err = view_settings(v, cv.id, &set))) {
+	if ((err = view_settings(v, &cv, &set))) {
 		cache_view_release(&cv);
 		return err;
 	}

@@ -35,9 +35,16 @@ struct empty_src {
 };
 void free_empty(struct empty_src *e);
 
-/* what is known of a view while the daemon runs; protected by views.lock */
+/*
+ * What is known of a view while the daemon runs; protected by views.lock.
+ * Counted: the list views.live holds one reference until the view is
+ * removed (views_remove unlinks it), and each thread that uses it outside
+ * the lock (a refresh, a staged .config, a listing waiting for the first
+ * fill) holds one; live_put frees it with the last.
+ */
 struct live {
 	struct live *next;
+	int refs;
 	uint64_t id;
 	int refreshing;
 	int again;              /* a refresh was asked for while one ran */
@@ -54,6 +61,8 @@ struct live {
 	char *refusal;          /* why the last .config written was refused */
 	char *pending;          /* a .config written, applied when writes pause */
 	uint64_t pending_gen;
+	struct settings set;    /* the view's settings, parsed (view_settings) */
+	int has_set;            /* set is valid; cleared when .config changes */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */
@@ -85,13 +94,21 @@ struct views {
 	pthread_t indexer;
 	int indexer_running;    /* protected by lock */
 	struct backoff *backoffs; /* busy sources; protected by lock */
+	uint64_t config_gen;    /* bumped at each .config stored; protected by lock */
 };
 
 void free_src(struct src_state *src, int n);
-/* the live state of view id, made if need be; lock held */
+/* the live state of view id, made if need be; lock held.  The reference
+ * is the list's: take one (l->refs++) to use it after unlocking. */
 struct live *live_get(views_t *v, uint64_t id, const char *name);
-/* a view's settings: its .config over the defaults */
-int view_settings(views_t *v, uint64_t id, struct settings *s);
+/* drop a reference; the last frees it; lock held */
+void live_put(struct live *l);
+/* a view's settings (s is the caller's, settings_free): its .config over
+ * the defaults, parsed once and kept in its live state until .config
+ * changes */
+int view_settings(views_t *v, const struct cache_view *cv, struct settings *s);
+/* .config of view id changed: forget its parsed settings; lock held */
+void view_settings_forget(views_t *v, uint64_t id);
 /* a URL as shown in .status and logs: any user:password@ masked */
 void url_shown(const char *url, char *buf, size_t len);
 void print_url(FILE *f, const char *url);

@@ -65,9 +65,29 @@ struct live *live_get(views_t *v, uint64_t id, const char *name)
 		return NULL;
 	}
 	l->id = id;
+	l->refs = 1;            /* the list's */
 	l->next = v->live;
 	v->live = l;
 	return l;
+}
+
+static void live_free(struct live *l)
+{
+	free(l->name);
+	free(l->last_query);
+	free_src(l->src, l->nsrc);
+	free(l->refusal);
+	free(l->pending);
+	free_empty(l->empty);
+	if (l->has_set)
+		settings_free(&l->set);
+	free(l);
+}
+
+void live_put(struct live *l)
+{
+	if (--l->refs == 0)
+		live_free(l);
 }
 
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen)
@@ -136,15 +156,9 @@ void views_close(views_t *v)
 	while (v->running)
 		pthread_cond_wait(&v->done, &v->lock);
 	pthread_mutex_unlock(&v->lock);
-	for (l = v->live; l; l = next) {
+	for (l = v->live; l; l = next) {      /* no thread holds one now */
 		next = l->next;
-		free(l->name);
-		free(l->last_query);
-		free_src(l->src, l->nsrc);
-		free(l->refusal);
-		free(l->pending);
-		free_empty(l->empty);
-		free(l);
+		live_free(l);
 	}
 	while (v->backoffs) {
 		struct backoff *b = v->backoffs;
@@ -204,20 +218,26 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 int views_remove(views_t *v, const char *name)
 {
 	struct cache_view cv;
-	struct live *l;
+	struct live *l, **p;
 
 	if (views_is_internal(name))
 		return ENOENT;
 	/* its search stops at the next message, and writes nothing more
-	 * (cache batches check the view at each flush) */
+	 * (cache batches check the view at each flush); its live state goes
+	 * with the last thread that holds it */
 	if (!cache_view_get(v->cache, name, &cv)) {
 		pthread_mutex_lock(&v->lock);
-		for (l = v->live; l; l = l->next)
-			if (l->id == cv.id) {
-				atomic_store(&l->cancel, 1);
-				free(l->pending);       /* a .config still to apply */
-				l->pending = NULL;
+		for (p = &v->live; (l = *p); ) {
+			if (l->id != cv.id) {
+				p = &l->next;
+				continue;
 			}
+			*p = l->next;
+			atomic_store(&l->cancel, 1);
+			free(l->pending);       /* a .config still to apply */
+			l->pending = NULL;
+			live_put(l);
+		}
 		pthread_mutex_unlock(&v->lock);
 		cache_view_release(&cv);
 	}
@@ -340,6 +360,7 @@ static void *refresh_thread(void *arg)
 		pthread_mutex_lock(&v->lock);
 	} while (j->l->again && !atomic_load(&v->stop));
 	j->l->refreshing = 0;
+	live_put(j->l);
 	v->running--;
 	pthread_cond_broadcast(&v->done);
 	pthread_mutex_unlock(&v->lock);
@@ -366,6 +387,7 @@ static int start_refresh(views_t *v, struct live *l, int forced)
 		return ENOMEM;
 	j->v = v;
 	j->l = l;
+	l->refs++;              /* the thread's */
 	l->refreshing = 1;
 	atomic_store(&l->progress, 0);
 	pthread_attr_init(&attr);
@@ -374,6 +396,7 @@ static int start_refresh(views_t *v, struct live *l, int forced)
 	pthread_attr_destroy(&attr);
 	if (err) {
 		l->refreshing = 0;
+		l->refs--;
 		free(j);
 		return err;
 	}
@@ -403,7 +426,7 @@ int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *fi
 		*filling = 0;
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
-	if (!view_settings(v, cv.id, &set)) {
+	if (!view_settings(v, &cv, &set)) {
 		every = set.refresh;    /* the view's own interval, if it has one */
 		settings_free(&set);
 	}
@@ -431,6 +454,7 @@ int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *fi
 	 * enough to see a stop (views_stop cannot signal from a signal
 	 * handler) */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	l->refs++;      /* an rmdir meanwhile leaves l to this reference */
 	deadline.tv_sec += v->o.first_wait < v->o.timeout ? v->o.first_wait : v->o.timeout;
 	while (l->refreshing && !atomic_load(&v->stop)) {
 		struct timespec slice;
@@ -452,6 +476,7 @@ int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *fi
 	}
 	if (filling)
 		*filling = l->refreshing;
+	live_put(l);
 out:
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);

@@ -619,6 +619,124 @@ static void test_user_state(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* view id's counters are n, c, h (new, cur, hidden) and agree with a
+ * real count (cache_check) */
+static int counts_are(cache_t *c, uint64_t id, uint64_t n, uint64_t cu, uint64_t h)
+{
+	struct cache_counts k;
+	struct cache_check r;
+	uint64_t vis = 0;
+
+	return !cache_view_counts(c, id, &k) && k.new_ == n && k.cur == cu && k.hidden == h &&
+	       !cache_entry_count(c, id, &vis) && vis == n + cu &&
+	       !cache_check(c, NULL, &r) && !r.wrong_counts && !cache_check_problems(&r);
+}
+
+/* per-view entry counters (what .status shows) follow every change of the
+ * entries, in the same transaction; a cache without them gets them at open */
+static void test_counts(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300];
+	unsigned char o1[CACHE_OID_LEN], o2[CACHE_OID_LEN], key[8];
+	struct cache_view a, b;
+	struct cache_check r;
+	struct cache_counts k;
+	cache_batch_t *bt;
+	uint64_t dropped = 0, n = 0;
+	MDB_txn *txn;
+	MDB_val mk = { sizeof(key), key };
+	cache_t *c;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	cache_oid(msg1, sizeof(msg1) - 1, o1);
+	cache_oid(msg2, sizeof(msg2) - 1, o2);
+	CHECK(cache_view_create(c, "a", "s:a", &a) == 0);
+	CHECK(cache_view_create(c, "b", "s:b", &b) == 0);
+	CHECK(counts_are(c, a.id, 0, 0, 0));
+	/* a first fill in cur/, a later one in new/ */
+	CHECK(cache_batch_new(c, a.id, a.epoch, 1, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(counts_are(c, a.id, 0, 1, 0));
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 1, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);  /* known */
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(counts_are(c, a.id, 1, 1, 0));
+	CHECK(cache_batch_new(c, b.id, b.epoch, 0, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(counts_are(c, b.id, 1, 0, 0) && counts_are(c, a.id, 1, 1, 0));
+	/* flags: new/ -> cur/, a flag change in place, hide, unhide */
+	CHECK(cache_entry_update(c, a.id, o2, CACHE_CUR, 1u << 4, 0) == 0);
+	CHECK(counts_are(c, a.id, 0, 2, 0));
+	CHECK(cache_entry_update(c, a.id, o2, CACHE_CUR, 1u << 1, 3) == 0);
+	CHECK(counts_are(c, a.id, 0, 2, 0));
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_HIDDEN, 0, 0) == 0);
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_HIDDEN, 0, 0) == 0);
+	CHECK(counts_are(c, a.id, 0, 1, 1));
+	CHECK(cache_entry_unhide(c, a.id, NULL, &n) == 0 && n == 1);
+	CHECK(counts_are(c, a.id, 0, 2, 0));
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_HIDDEN, 0, 0) == 0);
+	CHECK(cache_entry_unhide(c, a.id, o1, &n) == 0 && n == 1);
+	CHECK(counts_are(c, a.id, 0, 2, 0));
+	/* a limit drops the oldest visible one; it comes back as it was */
+	CHECK(cache_view_limit(c, a.id, 1, &dropped) == 0 && dropped == 1);
+	CHECK(counts_are(c, a.id, 0, 1, 0));
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 1, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_add(bt, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(counts_are(c, a.id, 0, 2, 0));
+	/* a sweep: a full search that finds msg1 only; a hidden one stays */
+	CHECK(cache_entry_update(c, a.id, o1, CACHE_HIDDEN, 0, 0) == 0);
+	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 2, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped) == 0 && dropped == 1);
+	CHECK(counts_are(c, a.id, 0, 0, 1) && counts_are(c, b.id, 1, 0, 0));
+	/* a cache from before counters: b loses its record, the check sees
+	 * it, the next open counts it again */
+	cache_key_id(key, b.id);
+	CHECK(mdb_txn_begin(c->env, NULL, 0, &txn) == 0);
+	CHECK(mdb_del(txn, c->counts, &mk, NULL) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	CHECK(cache_check(c, NULL, &r) == 0 && r.wrong_counts == 1);
+	/* and counters that lie are told */
+	cache_key_id(key, a.id);
+	{
+		struct count_rec bad = { { 5, 0, 1 } };
+		MDB_val d = { sizeof(bad), &bad };
+
+		CHECK(mdb_txn_begin(c->env, NULL, 0, &txn) == 0);
+		CHECK(mdb_put(txn, c->counts, &mk, &d, 0) == 0);
+		CHECK(mdb_txn_commit(txn) == 0);
+	}
+	CHECK(cache_check(c, NULL, &r) == 0 && r.wrong_counts == 2);
+	CHECK(cache_view_counts(c, a.id, &k) == 0 && k.new_ == 5);
+	cache_close(c);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_counts(c, b.id, &k) == 0 && k.new_ == 1 && !k.cur && !k.hidden);
+	CHECK(cache_check(c, NULL, &r) == 0 && r.wrong_counts == 1);   /* a's lie stays */
+	/* the removed view's counters go with it */
+	CHECK(cache_view_delete(c, "a") == 0);
+	CHECK(cache_view_counts(c, a.id, &k) == ENOENT);
+	CHECK(counts_are(c, b.id, 1, 0, 0));
+	CHECK(cache_view_delete(c, "b") == 0);
+	CHECK(cache_check(c, NULL, &r) == 0 && !cache_check_problems(&r) && r.views == 0);
+	cache_view_release(&a);
+	cache_view_release(&b);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static int parse(const char *text, config_t *c, char *why, size_t n)
 {
 	return config_parse(text, strlen(text), c, why, n);
@@ -871,6 +989,7 @@ int main(void)
 	test_cache();
 	test_sweep();
 	test_user_state();
+	test_counts();
 	test_config();
 	test_files();
 	test_settings();
