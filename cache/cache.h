@@ -163,6 +163,12 @@ int cache_view_delete(cache_t *c, const char *name);
  * is a full one.  EINVAL-free: the caller validated the query. */
 int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
 			 const char *query);
+/* A full search's generation: the view's next one, recorded now, so that
+ * a full search that is cut short or held never lends its marks to the
+ * next (see cache_view_sweep). */
+int cache_view_next_gen(cache_t *c, const char *name, uint64_t id, uint32_t *gen);
+/* How many entries (not hidden) a sweep of generation `gen` would drop. */
+int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n);
 /* Clear the bookmark: the next search is a full one. */
 int cache_view_reset(cache_t *c, const char *name, uint64_t id);
 /* After a successful full search of generation `gen`, started in `epoch`:

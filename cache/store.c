@@ -663,6 +663,53 @@ static int edit_reset(struct cache_view *v, void *arg)
 	return 0;
 }
 
+static int edit_gen(struct cache_view *v, void *arg)
+{
+	*(uint32_t *)arg = ++v->gen;
+	return 0;
+}
+
+int cache_view_next_gen(cache_t *c, const char *name, uint64_t id, uint32_t *gen)
+{
+	return view_update(c, name, id, edit_gen, gen);
+}
+
+struct stale {
+	uint32_t gen;
+	uint64_t n;
+};
+
+static int count_stale(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	struct stale *st = arg;
+	struct entry_rec r;
+
+	(void)k;
+	if (d->mv_size != sizeof(r))
+		return -1;
+	memcpy(&r, d->mv_data, sizeof(r));
+	if (r.where != CACHE_HIDDEN && r.gen != st->gen)
+		st->n++;
+	return 0;
+}
+
+int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n)
+{
+	struct stale st = { gen, 0 };
+	MDB_txn *txn;
+	int rc;
+
+	*n = 0;
+	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+		return cache_errno(rc);
+	rc = cache_walk_prefix(c, txn, c->entry, id, count_stale, &st);
+	mdb_txn_abort(txn);
+	if (rc)
+		return rc == -1 ? EIO : cache_errno(rc);
+	*n = st.n;
+	return 0;
+}
+
 int cache_view_reset(cache_t *c, const char *name, uint64_t id)
 {
 	return view_update(c, name, id, edit_reset, NULL);

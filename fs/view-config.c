@@ -179,6 +179,19 @@ struct stage {
 	uint64_t gen;
 };
 
+/* whether view `name` is still view `id` (not removed, nor made anew) */
+static int still_view(views_t *v, const char *name, uint64_t id)
+{
+	struct cache_view cv;
+	int same;
+
+	if (cache_view_get(v->cache, name, &cv))
+		return 0;
+	same = cv.id == id;
+	cache_view_release(&cv);
+	return same;
+}
+
 static void *apply_later(void *arg)
 {
 	struct stage *st = arg;
@@ -204,7 +217,7 @@ static void *apply_later(void *arg)
 		name = strdup(st->l->name);
 	}
 	pthread_mutex_unlock(&v->lock);
-	if (text && name && !atomic_load(&v->stop) &&
+	if (text && name && !atomic_load(&v->stop) && still_view(v, name, st->l->id) &&
 	    views_set_config(v, name, text, strlen(text), why, sizeof(why)))
 		log_err("cannot apply the .config of %s: %s", name, why[0] ? why : "error");
 	pthread_mutex_unlock(&v->apply);

@@ -211,7 +211,7 @@ static void run_reason(const struct run *r, char *buf, size_t len)
  * empty_confirm.  1: hold (do not sweep).
  */
 static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
-		      const struct run *runs, int n, time_t start)
+		      const struct run *runs, int n, uint32_t gen, time_t start)
 {
 	struct empty_src *e, **pp;
 	uint64_t count = 0;
@@ -219,7 +219,7 @@ static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
 
 	for (i = 0; i < n; i++)
 		any_empty |= !runs[i].res.messages;
-	if (any_empty && cache_entry_count(v->cache, cv->id, &count))
+	if (any_empty && cache_view_stale(v->cache, cv->id, gen, &count))
 		count = 1;      /* cannot tell: keep what is there */
 	pthread_mutex_lock(&v->lock);
 	for (i = 0; i < n; i++) {
@@ -269,7 +269,7 @@ void view_search(views_t *v, struct live *l)
 	char *norm = NULL, err_text[600] = "";
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
-	int i, err, failed = 0, full, any = 0, n = 0;
+	int i, err, failed = 0, full, any = 0, n = 0, held = 0;
 	uint32_t gen;
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
@@ -281,7 +281,9 @@ void view_search(views_t *v, struct live *l)
 	/* a full search marks what it sees with a new generation; what an
 	 * incremental one adds belongs to the current one, so the next full
 	 * search can still drop it */
-	gen = full ? cv.gen + 1 : cv.gen;
+	gen = cv.gen;
+	if (full && (err = cache_view_next_gen(v->cache, l->name, l->id, &gen)))
+		goto broken;
 	if ((err = view_settings(v, &cv, &set)) ||
 	    (err = cache_entry_any(v->cache, cv.id, &any)) ||
 	    (err = query_normalize(cv.query, &norm)))
@@ -370,8 +372,10 @@ void view_search(views_t *v, struct live *l)
 			log_debug("search of %s stopped", l->name);
 			goto out;
 		}
-	if (!failed && full && hold_empty(v, l, &cv, runs, n, start))
+	if (!failed && full && hold_empty(v, l, &cv, runs, n, gen, start)) {
 		full = 0;
+		held = 1;       /* the next search is a full one again */
+	}
 	if (!failed && full &&
 	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped))) {
 		snprintf(err_text, sizeof(err_text), "cannot drop old results: %s",
@@ -393,6 +397,8 @@ void view_search(views_t *v, struct live *l)
 broken:
 	snprintf(err_text, sizeof(err_text), "%s", strerror(err));
 	failed = 1;
+	free_src(src, n);       /* not filled in: nothing to show */
+	src = NULL;
 record:
 	pthread_mutex_lock(&v->lock);
 	l->last_msgs = received;
@@ -413,7 +419,7 @@ record:
 	 * found something (an empty answer may be a server-side hiccup) */
 	cache_view_set_result(v->cache, l->name, l->id,
 			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.epoch,
-			      !failed && received ? (int64_t)start : -1,
+			      !failed && received && !held ? (int64_t)start : -1,
 			      (int64_t)time(NULL), err_text);
 out:
 	for (i = 0; runs && i < n; i++) {

@@ -219,29 +219,35 @@ int views_remove(views_t *v, const char *name)
 {
 	struct cache_view cv;
 	struct live *l, **p;
+	int err;
 
 	if (views_is_internal(name))
 		return ENOENT;
-	/* its search stops at the next message, and writes nothing more
-	 * (cache batches check the view at each flush); its live state goes
-	 * with the last thread that holds it */
-	if (!cache_view_get(v->cache, name, &cv)) {
-		pthread_mutex_lock(&v->lock);
-		for (p = &v->live; (l = *p); ) {
-			if (l->id != cv.id) {
-				p = &l->next;
-				continue;
-			}
-			*p = l->next;
-			atomic_store(&l->cancel, 1);
-			free(l->pending);       /* a .config still to apply */
-			l->pending = NULL;
-			live_put(l);
-		}
-		pthread_mutex_unlock(&v->lock);
+	/* gone from the cache first, so that no caller finds the view and
+	 * makes its live state anew; then its search stops at the next
+	 * message and writes nothing more (cache batches check the view at
+	 * each flush); its live state goes with the last thread holding it */
+	if ((err = cache_view_get(v->cache, name, &cv)))
+		return err;
+	if ((err = cache_view_delete(v->cache, name))) {
 		cache_view_release(&cv);
+		return err;
 	}
-	return cache_view_delete(v->cache, name);
+	pthread_mutex_lock(&v->lock);
+	for (p = &v->live; (l = *p); ) {
+		if (l->id != cv.id) {
+			p = &l->next;
+			continue;
+		}
+		*p = l->next;
+		atomic_store(&l->cancel, 1);
+		free(l->pending);       /* a .config still to apply */
+		l->pending = NULL;
+		live_put(l);
+	}
+	pthread_mutex_unlock(&v->lock);
+	cache_view_release(&cv);
+	return 0;
 }
 
 int views_unhide(views_t *v, const char *name, const char *text, size_t len,

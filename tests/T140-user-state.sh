@@ -150,6 +150,15 @@ test_expect_success 'one of two sources answering nothing holds its share too' '
 	[ "$(names "$W" | wc -l)" -eq "$(wc -l <wboth)" ] &&
 	rmdir "$W"
 '
+X="$M/queries/f:belloni"
+test_expect_success 'a source with no match beside one with mail holds nothing' '
+	echo empty >"$TRASH/flip" && mkdir "$X" && ls "$X/cur" >/dev/null && settle "$X" &&
+	printf "[leifs]\n\tsource = %s\n\tsource = %s\n" "$PI_URL" "$FLIP" | set_config "$X" &&
+	names "$X" >xa && [ -s xa ] &&
+	! grep -q "^held:" "$X/.status" &&
+	search "$X" full && ! grep -q "^held:" "$X/.status" && names "$X" >xb && test_cmp xa xb &&
+	echo ok >"$TRASH/flip" && rmdir "$X"
+'
 test_expect_success 'a search cut short by unmount leaves the view as its last whole search did' '
 	last=$(status "$V" last-refresh) &&
 	echo slow >"$TRASH/flip" && echo full >"$V/.refresh" &&

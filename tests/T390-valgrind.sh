@@ -24,7 +24,7 @@ test_expect_success 'leifs mounts under valgrind' '
 	{ valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
 		--show-leak-kinds=definite \
 		--log-file="$TRASH/valgrind.log" \
-		"$LEIFS" -f -o source=$PI_URL,cache="$TRASH/cache",timeout=60,map_size=256 "$M" \
+		"$LEIFS" -f -o source=$PI_URL,cache="$TRASH/cache",timeout=60,first_wait=60,map_size=256 "$M" \
 		2>>"$TRASH/leifs.log" & } &&
 	echo $! >vg.pid &&
 	test_atexit "fusermount3 -u -z \"$M\" 2>/dev/null; kill \$(cat \"$TRASH/vg.pid\") 2>/dev/null" &&

@@ -2,8 +2,10 @@
 # Runs every tests/T*.sh and sums their counts into the closing line.
 cd "$(dirname "$0")" || exit 1
 # a run that was killed may have left a mount behind: never rm -rf into it
-for m in trash/*/mnt; do
-	mountpoint -q "$m" 2>/dev/null && fusermount3 -u -z "$m"
+# (a daemon killed with -9 leaves a mount that mountpoint(1) cannot stat:
+# go by /proc/mounts)
+for m in trash/*/mnt*; do
+	grep -qF " $PWD/$m " /proc/mounts 2>/dev/null && fusermount3 -u -z "$m"
 done
 rm -rf trash
 mkdir -p trash

@@ -125,7 +125,7 @@ leifs_mount() {
 
 leifs_umount() {
 	local mnt=$1 pid
-	mountpoint -q "$mnt" && fusermount3 -u -z "$mnt"
+	grep -qF " $mnt " /proc/mounts && fusermount3 -u -z "$mnt"
 	if [ -f "$mnt.pid" ]; then
 		pid=$(cat "$mnt.pid")
 		# the daemon ends when the session ends; give it time, then force
