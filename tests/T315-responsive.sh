@@ -44,7 +44,7 @@ test_expect_success 'the daemon still ends at once after the interrupted listing
 '
 
 test_expect_success 'a first listing of a slow view returns after about first_wait with part of it' '
-	leifs_mount "$M" -o source=$H/trickle/,cache=$TRASH/c2,timeout=60,first_wait=1,refresh=0 &&
+	leifs_mount "$M" -o source=$H/drip/,cache=$TRASH/c2,timeout=60,first_wait=1,refresh=0 &&
 	V="$M/queries/s:trickle" && mkdir "$V" &&
 	start=$(date +%s%N) && ls "$V/cur" >first && end=$(date +%s%N) &&
 	ms=$(((end - start) / 1000000)) && say "# first listing: $ms ms, $(wc -l <first) messages" &&

@@ -26,7 +26,7 @@ User-Agent header a POST carried.
   nodate  messages without Message-ID or Date, or with absurd dates
   cronly  a valid gzip'd answer whose lines end in CR only (no LF at all)
   many    a fast endless stream of small distinct messages (up to a million)
-  trickle ten messages, one every half second (about 5 s in all)
+  drip    ten messages, one every half second (about 5 s in all)
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -234,7 +234,7 @@ class H(http.server.BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
-        elif mode == "trickle":
+        elif mode == "drip":
             self.head(200)
             z = zlib.compressobj(6, zlib.DEFLATED, 31)
             try:
