@@ -38,9 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "net/net.h"
+#include "net/archive-private.h"
 
-extern char **environ;
 
 static const struct {
 	const char *pfx;
@@ -81,7 +80,7 @@ static void why_is(char *why, size_t whylen, const char *fmt, ...)
 
 /* a git repository of the archive must be ours or root's, as git's
  * safe.directory wants (st: the repository's directory) */
-static int owned(const char *path, const struct stat *st, char *why, size_t whylen)
+int archive_owned(const char *path, const struct stat *st, char *why, size_t whylen)
 {
 	if (st->st_uid == geteuid() || st->st_uid == 0)
 		return 0;
@@ -152,7 +151,7 @@ int net_archive_kind(const char *spec, int *kind, const char **path, char *why, 
 				 *path);
 			err = EINVAL;
 		} else {
-			err = owned(*path, &st, why, whylen);
+			err = archive_owned(*path, &st, why, whylen);
 		}
 		break;
 	case NET_PI_V1:
@@ -162,7 +161,7 @@ int net_archive_kind(const char *spec, int *kind, const char **path, char *why, 
 				 *path);
 			err = EINVAL;
 		} else {
-			err = owned(*path, &st, why, whylen);
+			err = archive_owned(*path, &st, why, whylen);
 		}
 		break;
 	}
@@ -174,7 +173,7 @@ out:
 
 /* the reason of a failed read (paths may be long: cut to fit) */
 __attribute__((format(printf, 2, 3)))
-static void say(struct net_res *res, const char *fmt, ...)
+void archive_say(struct net_res *res, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -183,7 +182,7 @@ static void say(struct net_res *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int stopped(atomic_int *stop)
+int archive_stopped(atomic_int *stop)
 {
 	return stop && atomic_load(stop);
 }
@@ -206,13 +205,13 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st)) {
 		err = errno;
-		say(res, "cannot read %s: %s", path, strerror(err));
+		archive_say(res, "cannot read %s: %s", path, strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		say(res, "%s is not a regular file", path);
+		archive_say(res, "%s is not a regular file", path);
 		close(fd);
 		return EINVAL;
 	}
@@ -235,7 +234,7 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	while (pos < st.st_size && !err) {
 		size_t want = sizeof(buf);
 
-		if (stopped(stop)) {
+		if (archive_stopped(stop)) {
 			err = ECANCELED;
 			break;
 		}
@@ -255,9 +254,9 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 	res->messages = net_mboxrd_count(m);
 	close(fd);
 	if (err == EBADMSG)
-		say(res, "%s is %s", path, net_mboxrd_why(m));
+		archive_say(res, "%s is %s", path, net_mboxrd_why(m));
 	else if (err == EFBIG)
-		say(res, "a message of %s is over the size limit",
+		archive_say(res, "a message of %s is over the size limit",
 			 path);
 	net_mboxrd_free(m);
 	if (!err && asprintf(next, "mbox %llu %llu %llu", (unsigned long long)st.st_dev,
@@ -318,7 +317,7 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 		if (lstat(dir, &dst))
 			continue;       /* a maildir may lack new/ or cur/ */
 		if (S_ISLNK(dst.st_mode)) {
-			say(res, "%s is a symbolic link: refused (it may lead outside the maildir)",
+			archive_say(res, "%s is a symbolic link: refused (it may lead outside the maildir)",
 			    dir);
 			err = EPERM;
 			continue;
@@ -332,7 +331,7 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 
 			if (de->d_name[0] == '.')
 				continue;
-			if (stopped(stop)) {
+			if (archive_stopped(stop)) {
 				err = ECANCELED;
 				break;
 			}
@@ -346,7 +345,7 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 					err = 0;
 					continue;
 				}
-				say(res, "cannot read %s: %s", p,
+				archive_say(res, "cannot read %s: %s", p,
 					 err == EFBIG ? "over the size limit" : strerror(err));
 				break;
 			}
@@ -362,637 +361,6 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 	if (!err && asprintf(next, "maildir %lld", newest) < 0)
 		err = ENOMEM;
 	return err;
-}
-
-/* ---- public-inbox (git) ---- */
-
-/*
- * git never runs with the archive as its repository: the archive's config
- * (log.showSignature with gpg.program, core.fsmonitor, pagers, textconv),
- * hooks, attributes, grafts and replace refs would all apply.  It runs in
- * `priv`, an empty bare repository leifs owns, in there, with an
- * environment made here, and finds the archive's objects as an alternate
- * (GIT_ALTERNATE_OBJECT_DIRECTORIES, C-quoted, so any byte of a path is
- * safe).  What it reads from is a commit id read here from the epoch's
- * HEAD, never a name: only 40 lowercase hex digits reach git.
- */
-struct git {
-	const char *priv;       /* --git-dir: leifs's empty bare repository */
-	char *env[16];          /* git's whole environment, NULL-terminated */
-	char *alt;              /* env's GIT_ALTERNATE_OBJECT_DIRECTORIES entry */
-	char *path;             /* env's PATH entry */
-};
-
-static void git_free(struct git *g)
-{
-	free(g->alt);
-	free(g->path);
-}
-
-/* the environment for reading the epoch `gitdir` */
-static int git_init(struct git *g, const char *priv, const char *gitdir)
-{
-	static const char *const fixed[] = {
-		"HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent", "LC_ALL=C",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"GIT_NO_REPLACE_OBJECTS=1", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
-		"GIT_PAGER=cat", "PAGER=cat",
-	};
-	static const char pfx[] = "GIT_ALTERNATE_OBJECT_DIRECTORIES=\"";
-	const char *path = getenv("PATH"), *s;
-	size_t i, n = 0;
-	char *p;
-
-	memset(g, 0, sizeof(*g));
-	g->priv = priv;
-	if (asprintf(&g->path, "PATH=%s", path ? path : "/usr/bin:/bin") < 0) {
-		g->path = NULL;
-		return ENOMEM;
-	}
-	/* "DIR/objects" quoted as git unquotes it: \" \\ and \ooo */
-	if (!(g->alt = malloc(sizeof(pfx) + 4 * (strlen(gitdir) + sizeof("/objects")) + 1)))
-		return ENOMEM;
-	p = stpcpy(g->alt, pfx);
-	for (i = 0; i < 2; i++)
-		for (s = i ? "/objects" : gitdir; *s; s++) {
-			unsigned char c = (unsigned char)*s;
-
-			if (c == '"' || c == '\\')
-				p += sprintf(p, "\\%c", c);
-			else if (c < 0x20 || c >= 0x7f)
-				p += sprintf(p, "\\%03o", c);
-			else
-				*p++ = (char)c;
-		}
-	*p++ = '"';
-	*p = '\0';
-	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		g->env[n++] = (char *)fixed[i];
-	g->env[n++] = g->path;
-	g->env[n++] = g->alt;
-	g->env[n] = NULL;
-	return 0;
-}
-
-/* "git --no-pager --git-dir=PRIV ARGS..." in PRIV, stderr to /dev/null;
- * stdin is a new pipe whose write end goes to *in, else in_fd, else
- * /dev/null (in_fd < 0); stdout a new pipe whose read end goes to *out */
-static pid_t spawn_git(const struct git *g, const char *const args[], int in_fd, int *in,
-		       int *out)
-{
-	posix_spawn_file_actions_t fa;
-	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
-	char *argv[16], *gd = NULL;
-	pid_t pid = -1;
-	size_t n = 0;
-
-	if (asprintf(&gd, "--git-dir=%s", g->priv) < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	argv[n++] = "git";
-	argv[n++] = "--no-pager";
-	argv[n++] = gd;
-	while (*args && n < sizeof(argv) / sizeof(argv[0]) - 1)
-		argv[n++] = (char *)*args++;
-	argv[n] = NULL;
-	if ((in && pipe2(ip, O_CLOEXEC)) || pipe2(op, O_CLOEXEC))
-		goto fail;
-	posix_spawn_file_actions_init(&fa);
-	if (in)
-		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
-	else if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addchdir_np(&fa, g->priv);
-	if ((errno = posix_spawnp(&pid, "git", &fa, NULL, argv, g->env)))
-		pid = -1;
-	posix_spawn_file_actions_destroy(&fa);
-	if (pid < 0)
-		goto fail;
-	if (in) {
-		close(ip[0]);
-		*in = ip[1];
-	}
-	close(op[1]);
-	*out = op[0];
-	free(gd);
-	return pid;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-	}
-	free(gd);
-	return -1;
-}
-
-static int reap(pid_t pid)
-{
-	int st = 0;
-
-	if (pid <= 0)
-		return 0;
-	if (waitpid(pid, &st, 0) < 0)
-		return errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : EIO;
-}
-
-static int is_oid(const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < 40; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[40] == '\0';
-}
-
-/* a ref name as git writes one: under refs/, [A-Za-z0-9._/-], no "..",
- * no "//", no component starting with '.', no ".lock" end, bounded */
-static int ref_ok(const char *r)
-{
-	size_t n = strlen(r), i;
-
-	if (n < 6 || n > 200 || strncmp(r, "refs/", 5) || r[n - 1] == '/' ||
-	    strstr(r, "..") || strstr(r, "//") || strstr(r, "/.") ||
-	    (n > 5 && !strcmp(r + n - 5, ".lock")))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= 'A' && r[i] <= 'Z') ||
-		      (r[i] >= '0' && r[i] <= '9') || strchr("._/-", r[i])))
-			return 0;
-	return 1;
-}
-
-/* open the file `rel` (checked by ref_ok, or "HEAD", "packed-refs")
- * under the directory `dfd`, following no symbolic link on the way;
- * -1 with errno */
-static int open_in(int dfd, const char *rel)
-{
-	char buf[256], *c = buf, *slash;
-	int cur = dfd, fd, e;
-
-	snprintf(buf, sizeof(buf), "%s", rel);
-	while ((slash = strchr(c, '/'))) {
-		*slash = '\0';
-		fd = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		e = errno;
-		if (cur != dfd)
-			close(cur);
-		if (fd < 0) {
-			errno = e;
-			return -1;
-		}
-		cur = fd;
-		c = slash + 1;
-	}
-	fd = openat(cur, c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	e = errno;
-	if (cur != dfd)
-		close(cur);
-	errno = e;
-	return fd;
-}
-
-/* a small regular file, NUL-terminated, its one final newline dropped */
-static int read_small(int fd, char *buf, size_t cap)
-{
-	struct stat st;
-	size_t n = 0;
-	ssize_t r;
-
-	if (fstat(fd, &st))
-		return errno;
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size >= cap)
-		return EINVAL;
-	while (n < cap - 1 && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	buf[n] = '\0';
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-	return 0;
-}
-
-/* the ref `name` in packed-refs: 0 with oid[] set, or ENOENT */
-static int packed_ref(int dfd, const char *name, char oid[41])
-{
-	char line[512];
-	int fd, whole = 1, err = ENOENT;
-	struct stat st;
-	FILE *f;
-
-	if ((fd = open_in(dfd, "packed-refs")) < 0)
-		return ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
-		close(fd);
-		return EINVAL;
-	}
-	/* "OID NAME" lines; "# ..." and "^PEELED" lines do not match */
-	while (fgets(line, sizeof(line), f)) {
-		size_t n = strlen(line);
-		int start = whole;
-
-		whole = n && line[n - 1] == '\n';
-		if (!start || !whole)
-			continue;       /* a part of an over-long line */
-		line[n - 1] = '\0';
-		if (n > 42 && line[40] == ' ' && !strcmp(line + 41, name)) {
-			line[40] = '\0';
-			if (is_oid(line)) {
-				memcpy(oid, line, 41);
-				err = 0;
-			} else {
-				err = EINVAL;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
-
-/* the commit id HEAD of the repository `dfd` (named gitdir) points to,
- * by hand (git would read it with the archive's config): "" if HEAD
- * names a branch with no commit yet */
-static int read_head(int dfd, const char *gitdir, char head[41], struct net_res *res)
-{
-	char name[256] = "HEAD", buf[300];
-	int depth, fd, err;
-
-	head[0] = '\0';
-	for (depth = 0; depth < 5; depth++) {
-		if ((fd = open_in(dfd, name)) < 0) {
-			err = errno;
-			if (err == ENOENT && depth > 0) {
-				err = packed_ref(dfd, name, head);
-				if (err == ENOENT)
-					return 0;       /* an unborn branch: an empty epoch */
-				if (!err)
-					return 0;
-			}
-			say(res, "cannot read %s/%s: %s", gitdir, name, strerror(err));
-			return err;
-		}
-		err = read_small(fd, buf, sizeof(buf));
-		close(fd);
-		if (!err && is_oid(buf)) {
-			memcpy(head, buf, 41);
-			return 0;
-		}
-		if (err || strncmp(buf, "ref: ", 5) || !ref_ok(buf + 5)) {
-			say(res, "%s/%s is not a commit id or a ref", gitdir, name);
-			return EINVAL;
-		}
-		snprintf(name, sizeof(name), "%s", buf + 5);
-	}
-	say(res, "%s/HEAD: too many symbolic refs", gitdir);
-	return ELOOP;
-}
-
-/* the blob ids an epoch added from commit `last` (""/NULL: from the
- * start) to commit `head`, oldest first, into *ids (41 bytes each) */
-static int epoch_blobs(const struct git *g, int v1, const char *last, const char *head,
-		       char **ids, size_t *n)
-{
-	char not[42], line[1024];
-	const char *rl[] = { "rev-list", "--reverse", head, last && *last ? not : NULL, NULL };
-	const char *dt[] = { "diff-tree", "--stdin", "-r", "--raw", "--no-renames", "--root",
-			     "--no-abbrev", "--no-commit-id", NULL };
-	size_t cap = 0;
-	pid_t rpid, dpid;
-	FILE *f;
-	int rfd, fd, err = 0, e2;
-
-	*n = 0;
-	if (last && *last)
-		snprintf(not, sizeof(not), "^%s", last);
-	/* rev-list's commits go straight into diff-tree */
-	if ((rpid = spawn_git(g, rl, -1, NULL, &rfd)) < 0)
-		return errno ? errno : EIO;
-	dpid = spawn_git(g, dt, rfd, NULL, &fd);
-	close(rfd);
-	if (dpid < 0) {
-		err = errno ? errno : EIO;
-		reap(rpid);
-		return err;
-	}
-	if (!(f = fdopen(fd, "r"))) {
-		close(fd);
-		reap(dpid);
-		reap(rpid);
-		return ENOMEM;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *tab, *sp;
-
-		/* ":100644 100644 OLD NEW M\tm" */
-		if (line[0] != ':' || !(tab = strchr(line, '\t')))
-			continue;
-		tab[strcspn(tab, "\n")] = '\0';
-		if (!v1 && strcmp(tab + 1, "m"))
-			continue;
-		if (tab[-1] != 'A' && tab[-1] != 'M')
-			continue;
-		sp = tab - 2;   /* the status letter's space */
-		if (sp - line < 41)
-			continue;
-		if (*n == cap) {
-			char *t = realloc(*ids, (cap = cap ? cap * 2 : 1024) * 41);
-
-			if (!t) {
-				err = ENOMEM;
-				break;
-			}
-			*ids = t;
-		}
-		memcpy(*ids + *n * 41, sp - 40, 40);
-		(*ids)[*n * 41 + 40] = '\0';
-		(*n)++;
-	}
-	fclose(f);
-	e2 = reap(dpid);
-	if (!err)
-		err = e2;
-	e2 = reap(rpid);
-	if (!err)
-		err = e2;
-	return err;
-}
-
-static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, size_t n,
-		     size_t max, atomic_int *stop, net_msg_fn fn, void *arg, struct net_res *res)
-{
-	const char *args[] = { "cat-file", "--batch", NULL };
-	char *buf = NULL, line[256];
-	size_t i, cap = 0;
-	int in, out, err = 0;
-	FILE *f;
-	pid_t pid;
-
-	if ((pid = spawn_git(g, args, -1, &in, &out)) < 0)
-		return errno ? errno : EIO;
-	if (!(f = fdopen(out, "r"))) {
-		close(out);
-		close(in);
-		reap(pid);
-		return ENOMEM;
-	}
-	/* one request, one answer: pipes never fill up */
-	for (i = 0; i < n && !err; i++) {
-		unsigned long long size;
-		char type[32];
-
-		if (stopped(stop)) {
-			err = ECANCELED;
-			break;
-		}
-		snprintf(line, sizeof(line), "%s\n", ids + i * 41);
-		if (write(in, line, strlen(line)) != (ssize_t)strlen(line)) {
-			err = EIO;
-			break;
-		}
-		if (!fgets(line, sizeof(line), f)) {
-			err = EIO;
-			break;
-		}
-		if (sscanf(line, "%*s %31s %llu", type, &size) != 2)
-			continue;       /* "missing" */
-		if (size > max) {
-			/* skip it whole: the answer must be read */
-			unsigned long long k;
-
-			for (k = 0; k <= size; k++)
-				if (fgetc(f) == EOF)
-					break;
-			say(res, "a message of %s is over the size limit",
-				 gitdir);
-			err = EFBIG;
-			break;
-		}
-		if (size + 1 > cap) {
-			char *t = realloc(buf, (size_t)size + 1);
-
-			if (!t) {
-				err = ENOMEM;
-				break;
-			}
-			buf = t;
-			cap = (size_t)size + 1;
-		}
-		if (fread(buf, 1, (size_t)size + 1, f) != (size_t)size + 1) {
-			err = EIO;
-			break;
-		}
-		res->bytes += (size_t)size;
-		res->messages++;
-		err = fn(arg, buf, (size_t)size);
-	}
-	close(in);
-	fclose(f);
-	if (reap(pid) && !err)
-		err = EIO;
-	free(buf);
-	return err;
-}
-
-/* a directory of the archive that is no symbolic link (a link would lead
- * leifs to files outside the archive) */
-static int real_dir(const char *p, struct net_res *res)
-{
-	struct stat st;
-
-	if (lstat(p, &st)) {
-		say(res, "cannot read %s: %s", p, strerror(errno));
-		return errno;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		say(res, "%s is a symbolic link: refused (it may lead outside the archive)", p);
-		return EPERM;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		say(res, "%s is not a directory", p);
-		return ENOTDIR;
-	}
-	return 0;
-}
-
-/*
- * git follows a repository's objects/info/alternates, and theirs in turn:
- * an archive may share objects within itself (a mirror's epochs), but an
- * entry leading outside the archive `root` (a real path) would make leifs
- * read another repository's mail.  0 when every entry, at every depth git
- * goes to, stays inside.
- */
-static int alternates_inside(const char *root, const char *objdir, int depth,
-			     struct net_res *res)
-{
-	char p[4200], buf[4096], *line, *save = NULL;
-	int fd, n, err = 0;
-
-	snprintf(p, sizeof(p), "%s/info/alternates", objdir);
-	if ((fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		say(res, "cannot read %s: %s: refused", p, strerror(errno));
-		return EPERM;
-	}
-	n = read_small(fd, buf, sizeof(buf));
-	close(fd);
-	if (n) {
-		say(res, "%s is too large or unreadable: refused", p);
-		return EPERM;
-	}
-	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
-		char alt[4200], real[PATH_MAX];
-		size_t rl = strlen(root);
-
-		if (!*line || *line == '#')
-			continue;
-		if (*line == '"' || depth >= 5) {
-			say(res, "%s: an alternate leifs does not follow: refused", p);
-			return EPERM;
-		}
-		if (*line == '/')
-			snprintf(alt, sizeof(alt), "%s", line);
-		else
-			snprintf(alt, sizeof(alt), "%s/%s", objdir, line);
-		if (!realpath(alt, real))
-			continue;       /* git skips one that is not there */
-		if (strncmp(real, root, rl) || (real[rl] != '/' && real[rl] != '\0')) {
-			say(res, "%s names objects outside the archive (%s): refused", p, real);
-			return EPERM;
-		}
-		err = alternates_inside(root, real, depth + 1, res);
-	}
-	return err;
-}
-
-/* the epoch's own directories are real ones, and its objects stay in the
- * archive `path` */
-static int epoch_inside(const char *path, const char *gitdir, int v1, struct net_res *res)
-{
-	char p[4200], root[PATH_MAX];
-	int err;
-
-	if (!realpath(path, root)) {
-		say(res, "cannot read %s: %s", path, strerror(errno));
-		return errno;
-	}
-	if (!v1) {
-		snprintf(p, sizeof(p), "%s/git", path);
-		if ((err = real_dir(p, res)) || (err = real_dir(gitdir, res)))
-			return err;
-	}
-	snprintf(p, sizeof(p), "%s/objects", gitdir);
-	if ((err = real_dir(p, res)))
-		return err;
-	return alternates_inside(root, p, 0, res);
-}
-
-static int read_git(const char *path, int v1, const char *priv, const char *from, size_t max,
-		    atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res)
-{
-	char *pos = NULL, *ids = NULL;
-	size_t plen = 0;
-	int err = 0, e;
-
-	if (!priv) {
-		say(res, "no private repository to read %s with", path);
-		return EINVAL;
-	}
-	if (!(pos = strdup("git")))
-		return ENOMEM;
-	plen = 3;
-	for (e = 0; !err; e++) {
-		char gitdir[4096], head[41] = "", key[32], last[41] = "";
-		struct git g = { 0 };
-		struct stat st;
-		const char *p;
-		size_t n = 0;
-		int dfd;
-		char *t;
-
-		if (v1 && e > 0)
-			break;
-		if (v1)
-			snprintf(gitdir, sizeof(gitdir), "%s", path);
-		else
-			snprintf(gitdir, sizeof(gitdir), "%s/git/%d.git", path, e);
-		if ((dfd = open(gitdir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-			if (errno == ENOENT && e > 0)
-				break;          /* the last epoch was the one before */
-			err = errno;
-			say(res, "cannot read %s: %s", gitdir, strerror(err));
-			break;
-		}
-		if (fstat(dfd, &st))
-			err = errno;
-		else
-			err = owned(gitdir, &st, res->error, sizeof(res->error));
-		if (!err)
-			err = epoch_inside(path, gitdir, v1, res);
-		if (!err)
-			err = read_head(dfd, gitdir, head, res);
-		close(dfd);
-		if (err)
-			break;
-		/* " E COMMIT" in the old position (leifs wrote it; checked all
-		 * the same, as only commit ids reach git) */
-		snprintf(key, sizeof(key), " %d ", e);
-		if ((p = strstr(from, key)) && strlen(p + strlen(key)) >= 40) {
-			memcpy(last, p + strlen(key), 40);
-			last[40] = '\0';
-			if (!is_oid(last))
-				last[0] = '\0';
-		}
-		if (!*head || !strcmp(head, last)) {
-			/* an empty epoch, or nothing new */
-			if (!*head)
-				memcpy(head, last, sizeof(head));
-			goto keep;
-		}
-		if ((err = git_init(&g, priv, gitdir))) {
-			git_free(&g);
-			break;
-		}
-		err = epoch_blobs(&g, v1, last, head, &ids, &n);
-		if (err && *last) {
-			/* the commit is gone (a rewritten epoch): read it all */
-			last[0] = '\0';
-			err = epoch_blobs(&g, v1, NULL, head, &ids, &n);
-		}
-		if (err)
-			say(res, "cannot read %s with git", gitdir);
-		else if (n)
-			err = cat_blobs(&g, gitdir, ids, n, max, stop, fn, arg, res);
-		git_free(&g);
-		if (err && !res->error[0])
-			say(res, "cannot read %s with git: %s", gitdir, strerror(err));
-		if (err)
-			break;
-keep:
-		if (!*head)
-			continue;
-		if (!(t = realloc(pos, plen + 64))) {
-			err = ENOMEM;
-			break;
-		}
-		pos = t;
-		plen += (size_t)snprintf(pos + plen, 64, " %d %s", e, head);
-	}
-	free(ids);
-	if (err) {
-		free(pos);
-		return err;
-	}
-	*next = pos;
-	return 0;
 }
 
 int net_archive_read(const char *spec, const char *from, const char *git_dir,
@@ -1015,6 +383,6 @@ int net_archive_read(const char *spec, const char *from, const char *git_dir,
 	case NET_MAILDIR:
 		return read_maildir(path, from, max_message, stop, fn, arg, next, res);
 	default:
-		return read_git(path, kind == NET_PI_V1, git_dir, from, max_message, stop, fn, arg, next, res);
+		return archive_read_git(path, kind == NET_PI_V1, git_dir, from, max_message, stop, fn, arg, next, res);
 	}
 }
