@@ -86,6 +86,16 @@ struct file_rec {
 };
 
 int cache_errno(int rc);
+/* a view record (store.c): decoded into v (the caller releases it), or
+ * written with mdb_put flags */
+int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
+int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
+/* the entry record at key k, copied out (sweep.c) */
+int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
+/* view id's counters; MDB_NOTFOUND if it has none yet (store.c) */
+int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r);
+/* the same, counted the slow way (a walk of its entries) */
+int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r);
 /* Whether view `id` exists (inside the caller's txn): 0, or ENOENT once it
  * was removed; *epoch (if given) gets its epoch.  Writers under a view id
  * call it so that nothing is written under a removed view. */

@@ -1,7 +1,9 @@
 /*
- * The LMDB environment: views, entries, dedupe records and flags.
- * Message bytes are in msgstore.c, ingest batches in batch.c; the record
- * layouts they share are in cache-private.h.
+ * The LMDB environment (open, its tables and their migration, mappings)
+ * and the views' records.  A view's entries are in entries.c, what it
+ * loses (sweep, limit, delete) in sweep.c, message bytes in msgstore.c,
+ * ingest batches in batch.c; the record layouts they share are in
+ * cache-private.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -88,8 +90,6 @@ static void find_map(cache_t *c)
 	fclose(f);
 }
 
-static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
-
 static int put_id(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
 {
 	unsigned char key[8];
@@ -157,7 +157,7 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 			continue;
 		memcpy(&r, d.mv_data, sizeof(r));
 		if (r.id == id) {
-			err = view_decode(&k, &d, out);
+			err = cache_view_decode(&k, &d, out);
 			break;
 		}
 	}
@@ -177,7 +177,7 @@ static int count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_r
 }
 
 /* view id's counters; MDB_NOTFOUND if it has none (yet) */
-static int count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
+int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 {
 	unsigned char key[8];
 	MDB_val k = { sizeof(key), key }, d;
@@ -199,7 +199,7 @@ int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3
 
 	if (!delta[0] && !delta[1] && !delta[2])
 		return 0;
-	if ((rc = count_get(c, txn, id, &r)) && rc != MDB_NOTFOUND)
+	if ((rc = cache_count_get(c, txn, id, &r)) && rc != MDB_NOTFOUND)
 		return rc;
 	for (i = 0; i < 3; i++)
 		r.n[i] = (uint64_t)((int64_t)r.n[i] + delta[i]);
@@ -207,7 +207,7 @@ int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3
 }
 
 /* count view id's entries by where, the slow way (a walk) */
-static int count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
+int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 {
 	unsigned char pfx[8];
 	MDB_cursor *cur;
@@ -259,12 +259,12 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 			continue;
 		for (i = 0; i < 8; i++)
 			id = id << 8 | p[i];
-		if ((rc = count_get(c, txn, id, &r)) != MDB_NOTFOUND) {
+		if ((rc = cache_count_get(c, txn, id, &r)) != MDB_NOTFOUND) {
 			if (rc)
 				break;
 			continue;
 		}
-		if ((rc = count_walk(c, txn, id, &r)) || (rc = count_put(c, txn, id, &r)))
+		if ((rc = cache_count_walk(c, txn, id, &r)) || (rc = count_put(c, txn, id, &r)))
 			break;
 	}
 	mdb_cursor_close(cur);
@@ -282,7 +282,7 @@ int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 	if (!(rc = mdb_get(txn, c->ids, &k, &d))) {
 		MDB_val nk = d, nd;
 
-		if (!mdb_get(txn, c->view, &nk, &nd) && !(err = view_decode(&nk, &nd, &v)) &&
+		if (!mdb_get(txn, c->view, &nk, &nd) && !(err = cache_view_decode(&nk, &nd, &v)) &&
 		    v.id != id) {
 			cache_view_release(&v);
 			err = ENOENT;
@@ -431,7 +431,7 @@ void cache_view_release(struct cache_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
+int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 {
 	struct view_rec r;
 	const char *p = (const char *)d->mv_data + sizeof(r);
@@ -459,7 +459,7 @@ static int view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	return 0;
 }
 
-static int view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
+int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 		    unsigned flags)
 {
 	struct view_rec r = {
@@ -503,7 +503,7 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	d.mv_size = sizeof(id);
 	d.mv_data = &id;
 	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
-	    (rc = view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
+	    (rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
 	    (rc = put_id(c, txn, v.id, name)) ||
 	    (rc = count_put(c, txn, v.id, &zero)))
 		goto fail;
@@ -536,7 +536,7 @@ int cache_view_get(cache_t *c, const char *name, struct cache_view *out)
 	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
 		return cache_errno(rc);
 	rc = mdb_get(txn, c->view, &k, &d);
-	err = rc ? cache_errno(rc) : view_decode(&k, &d, out);
+	err = rc ? cache_errno(rc) : cache_view_decode(&k, &d, out);
 	mdb_txn_abort(txn);
 	return err;
 }
@@ -560,7 +560,7 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 		struct cache_view v;
 
 		op = MDB_NEXT;
-		if ((err = view_decode(&k, &d, &v)))
+		if ((err = cache_view_decode(&k, &d, &v)))
 			break;
 		err = fn(arg, &v);
 		cache_view_release(&v);
@@ -587,12 +587,12 @@ static int view_update(cache_t *c, const char *name, uint64_t id,
 		mdb_txn_abort(txn);
 		return cache_errno(rc);
 	}
-	if ((err = view_decode(&k, &d, &v))) {
+	if ((err = cache_view_decode(&k, &d, &v))) {
 		mdb_txn_abort(txn);
 		return err;
 	}
 	err = v.id != id ? ENOENT : edit(&v, arg);   /* ENOENT: made anew meanwhile */
-	if (!err && (rc = view_put(txn, c, &v, 0)))
+	if (!err && (rc = cache_view_put(txn, c, &v, 0)))
 		err = cache_errno(rc);
 	cache_view_release(&v);
 	if (err) {
@@ -789,666 +789,3 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }
 
-/* the entry record at key k (inside the caller's txn), copied out */
-static int entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r)
-{
-	MDB_val d;
-	int rc;
-
-	if ((rc = mdb_get(txn, c->entry, k, &d)))
-		return rc;
-	if (d.mv_size != sizeof(*r))
-		return EIO;
-	memcpy(r, d.mv_data, sizeof(*r));
-	return 0;
-}
-
-/* Remember what the user made of an entry that leaves the view (a full
- * search that no longer finds it, a limit): it comes back as it was.  One
- * small record per message the view ever lost, gone with the view. */
-static int away_put(cache_t *c, MDB_txn *txn, const MDB_val *ek, const struct entry_rec *r)
-{
-	struct away_rec a = { .flags = r->flags, .uid = r->uid, .where = r->where,
-			      .was = r->was };
-	unsigned char key[8 + CACHE_OID_LEN];
-	MDB_val k = { sizeof(key), key }, d = { sizeof(a), &a };
-
-	if (ek->mv_size != sizeof(key))
-		return EIO;
-	memcpy(key, ek->mv_data, sizeof(key));     /* not a pointer into the map */
-
-	return mdb_put(txn, c->away, &k, &d, 0);
-}
-
-struct sweep {
-	cache_t *c;
-	MDB_txn *txn;
-	uint64_t id;
-	int all;
-	uint32_t gen;
-	uint64_t dropped;
-	int64_t delta[3];       /* entries dropped, by where (negative) */
-	int err;        /* why a walk stopped */
-};
-
-/* entries: all of them, or those of another generation that are not hidden;
- * each one dropped releases its message */
-static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	struct sweep *s = arg;
-	struct entry_rec r;
-	int rc;
-
-	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
-		s->err = EIO;
-		return -1;
-	}
-	memcpy(&r, d->mv_data, sizeof(r));
-	if (!s->all && (r.gen == s->gen || r.where == CACHE_HIDDEN))
-		return 0;
-	if ((!s->all && (rc = away_put(s->c, s->txn, k, &r))) ||
-	    (rc = cache_ref(s->c, s->txn, (const unsigned char *)k->mv_data + 8, -1))) {
-		s->err = rc;
-		return -1;
-	}
-	s->delta[r.where < 3 ? r.where : CACHE_NEW]--;
-	s->dropped++;
-	return 1;
-}
-
-/* dedupe records: all of them, or those whose message left the view */
-static int drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	struct sweep *s = arg;
-	unsigned char ekey[8 + CACHE_OID_LEN];
-	MDB_val ek = { sizeof(ekey), ekey }, ed;
-
-	(void)k;
-	if (s->all || d->mv_size != CACHE_OID_LEN)
-		return 1;
-	cache_key_id(ekey, s->id);
-	memcpy(ekey + 8, d->mv_data, CACHE_OID_LEN);
-	return mdb_get(s->txn, s->c->entry, &ek, &ed) == MDB_NOTFOUND;
-}
-
-static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
-			uint32_t gen, uint64_t *dropped)
-{
-	struct sweep s = { c, txn, id, all, gen, 0, { 0 }, 0 };
-	int rc;
-
-	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) ||
-	    (rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
-		return rc == -1 ? s.err : rc;
-	/* a removed view's counters go with it (cache_view_delete) */
-	if (!all && (rc = cache_count_add(c, txn, id, s.delta)))
-		return rc;
-	if (dropped)
-		*dropped = s.dropped;
-	return 0;
-}
-
-int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
-		     uint32_t epoch, uint64_t *dropped)
-{
-	MDB_val k = { strlen(name), (void *)name }, d;
-	struct cache_view v = { 0 };
-	MDB_txn *txn;
-	int rc, err = 0;
-
-	*dropped = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d))) {
-		err = cache_errno(rc);
-		goto out;
-	}
-	if ((err = view_decode(&k, &d, &v)))
-		goto out;
-	if (v.id != id || v.epoch != epoch)     /* superseded: leave it */
-		goto out;
-	v.gen = gen;
-	if ((rc = drop_entries(c, txn, id, 0, gen, dropped)) ||
-	    (rc = view_put(txn, c, &v, 0))) {
-		err = cache_errno(rc);
-		goto out;
-	}
-	err = cache_errno(mdb_txn_commit(txn));
-	txn = NULL;
-	cache_drop_mappings(c);         /* the walk touched every entry */
-out:
-	if (txn)
-		mdb_txn_abort(txn);
-	cache_view_release(&v);
-	return err;
-}
-
-static int drop_all(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	(void)arg, (void)k, (void)d;
-	return 1;
-}
-
-/* one write transaction around a walk of `dbi` under view `id` */
-static int walk_txn(cache_t *c, MDB_dbi dbi, uint64_t id,
-		    int (*fn)(void *arg, const MDB_val *k, const MDB_val *d), void *arg)
-{
-	MDB_txn *txn;
-	int rc;
-
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_walk_prefix(c, txn, dbi, id, fn, arg))) {
-		mdb_txn_abort(txn);
-		return rc == -1 ? EIO : cache_errno(rc);
-	}
-	return cache_errno(mdb_txn_commit(txn));
-}
-
-int cache_view_clear_dedupe(cache_t *c, uint64_t id)
-{
-	return walk_txn(c, c->dedupe, id, drop_all, NULL);
-}
-
-struct dated {
-	int64_t date;
-	unsigned char oid[CACHE_OID_LEN];
-};
-
-static int newest_first(const void *a, const void *b)
-{
-	const struct dated *x = a, *y = b;
-
-	if (x->date != y->date)
-		return x->date > y->date ? -1 : 1;
-	return memcmp(x->oid, y->oid, CACHE_OID_LEN);
-}
-
-struct keep {
-	struct dated *v;
-	size_t n, cap;
-	int err;
-};
-
-static int collect(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	struct keep *kp = arg;
-	struct entry_rec r;
-
-	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
-		kp->err = EIO;
-		return -1;
-	}
-	memcpy(&r, d->mv_data, sizeof(r));
-	if (r.where == CACHE_HIDDEN)
-		return 0;
-	if (kp->n == kp->cap) {
-		size_t cap = kp->cap ? 2 * kp->cap : 1024;
-		struct dated *v = realloc(kp->v, cap * sizeof(*v));
-
-		if (!v) {
-			kp->err = ENOMEM;
-			return -1;
-		}
-		kp->v = v;
-		kp->cap = cap;
-	}
-	kp->v[kp->n].date = r.date;
-	memcpy(kp->v[kp->n].oid, (const unsigned char *)k->mv_data + 8, CACHE_OID_LEN);
-	kp->n++;
-	return 0;
-}
-
-int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
-{
-	struct keep kp = { 0 };
-	struct sweep s = { c, NULL, id, 0, 0, 0, { 0 }, 0 };
-	unsigned char key[8 + CACHE_OID_LEN];
-	MDB_val k = { sizeof(key), key };
-	MDB_txn *txn;
-	size_t i;
-	int rc;
-
-	*dropped = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_walk_prefix(c, txn, c->entry, id, collect, &kp)))
-		goto out;
-	if (kp.n <= n)
-		goto out;
-	qsort(kp.v, kp.n, sizeof(*kp.v), newest_first);
-	cache_key_id(key, id);
-	for (i = (size_t)n; i < kp.n; i++) {
-		struct entry_rec r;
-
-		memcpy(key + 8, kp.v[i].oid, CACHE_OID_LEN);
-		if ((rc = entry_read(c, txn, &k, &r)) ||
-		    (rc = away_put(c, txn, &k, &r)) ||
-		    (rc = mdb_del(txn, c->entry, &k, NULL)) ||
-		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
-			goto out;
-		s.delta[r.where < 3 ? r.where : CACHE_NEW]--;
-	}
-	if ((rc = cache_count_add(c, txn, id, s.delta)))
-		goto out;
-	/* the dedupe records of what went */
-	s.txn = txn;
-	if ((rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
-		goto out;
-	*dropped = kp.n - (size_t)n;
-	rc = mdb_txn_commit(txn);
-	txn = NULL;
-out:
-	if (txn)
-		mdb_txn_abort(txn);
-	free(kp.v);
-	if (rc == -1)
-		return kp.err ? kp.err : EIO;
-	return cache_errno(rc);
-}
-
-/* ---- per-source bookmarks: view id + source -> int64_t ---- */
-
-int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
-{
-	unsigned char key[500];
-	MDB_val k, d;
-	MDB_txn *txn;
-	int rc;
-
-	*t = 0;
-	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
-		return rc;
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->marks, &k, &d);
-	if (!rc && d.mv_size == sizeof(*t))
-		memcpy(t, d.mv_data, sizeof(*t));
-	else if (!rc)
-		rc = MDB_CORRUPTED;
-	mdb_txn_abort(txn);
-	return cache_errno(rc);
-}
-
-int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
-		   const char *src, int64_t t)
-{
-	unsigned char key[500];
-	MDB_val vk = { strlen(name), (void *)name }, k, d;
-	struct cache_view v = { 0 };
-	MDB_txn *txn;
-	int rc, err;
-
-	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
-		return rc;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &vk, &d)) || (rc = view_decode(&vk, &d, &v))) {
-		mdb_txn_abort(txn);
-		return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
-	}
-	err = v.id != id || v.epoch != epoch;   /* reset meanwhile: no bookmark */
-	cache_view_release(&v);
-	d.mv_size = sizeof(t);
-	d.mv_data = &t;
-	if (err || (rc = mdb_put(txn, c->marks, &k, &d, 0))) {
-		mdb_txn_abort(txn);
-		return cache_errno(rc);
-	}
-	return cache_errno(mdb_txn_commit(txn));
-}
-
-int cache_marks_clear(cache_t *c, uint64_t id)
-{
-	return walk_txn(c, c->marks, id, drop_all, NULL);
-}
-
-int cache_view_delete(cache_t *c, const char *name)
-{
-	unsigned char idkey[8];
-	MDB_val k = { strlen(name), (void *)name }, d, ik = { sizeof(idkey), idkey };
-	struct view_rec r;
-	MDB_txn *txn;
-	int rc;
-
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d)))
-		goto fail;
-	if (d.mv_size < sizeof(r)) {
-		rc = EIO;
-		goto fail;
-	}
-	memcpy(&r, d.mv_data, sizeof(r));
-	cache_key_id(idkey, r.id);
-	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
-	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
-	    (rc = cache_files_drop(c, txn, r.id)) ||
-	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
-	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND))
-		goto fail;
-	return cache_errno(mdb_txn_commit(txn));
-fail:
-	mdb_txn_abort(txn);
-	return cache_errno(rc);
-}
-
-/* ---- entries ---- */
-
-void cache_key_id(unsigned char out[8], uint64_t id)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--) {      /* big-endian: a view's keys are adjacent */
-		out[i] = (unsigned char)id;
-		id >>= 8;
-	}
-}
-
-int cache_key_name(unsigned char *key, size_t cap, MDB_val *k, uint64_t id,
-		   const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!n || n > cap - 8)
-		return ENAMETOOLONG;
-	cache_key_id(key, id);
-	memcpy(key + 8, name, n);
-	k->mv_size = 8 + n;
-	k->mv_data = key;
-	return 0;
-}
-
-int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e)
-{
-	struct entry_rec r;
-
-	if (k->mv_size != 8 + CACHE_OID_LEN || d->mv_size != sizeof(r))
-		return EIO;
-	memcpy(&r, d->mv_data, sizeof(r));
-	memcpy(e->oid, (const char *)k->mv_data + 8, CACHE_OID_LEN);
-	e->date = r.date;
-	e->size = r.size;
-	e->flags = r.flags;
-	e->where = r.where;
-	e->uid = r.uid;
-	return 0;
-}
-
-static int entry_walk(cache_t *c, uint64_t id, int hidden,
-		      int (*fn)(void *, const struct cache_entry *), void *arg);
-
-int cache_entry_each(cache_t *c, uint64_t id,
-		     int (*fn)(void *, const struct cache_entry *), void *arg)
-{
-	return entry_walk(c, id, 0, fn, arg);
-}
-
-int cache_hidden_each(cache_t *c, uint64_t id,
-		      int (*fn)(void *, const struct cache_entry *), void *arg)
-{
-	return entry_walk(c, id, 1, fn, arg);
-}
-
-/* the entries of view id that are (hidden) or are not (!hidden) hidden */
-static int entry_walk(cache_t *c, uint64_t id, int hidden,
-		      int (*fn)(void *, const struct cache_entry *), void *arg)
-{
-	unsigned char pfx[8];
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, d;
-	uint64_t n = 0;
-	int rc, err = 0;
-
-	cache_key_id(pfx, id);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_cursor_open(txn, c->entry, &cur))) {
-		mdb_txn_abort(txn);
-		return cache_errno(rc);
-	}
-	k.mv_size = sizeof(pfx);
-	k.mv_data = pfx;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
-		struct cache_entry e;
-
-		if ((err = cache_entry_decode(&k, &d, &e)))
-			break;
-		if ((e.where == CACHE_HIDDEN) == !!hidden && (err = fn(arg, &e)))
-			break;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
-		/* listings and .status counts walk every entry, often: unmap
-		 * now and then (each time costs the pages' faults again) */
-		if (++n % (16 * DROP_EVERY) == 0)
-			cache_drop_mappings(c);
-	}
-	if (!err && rc && rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	return err;
-}
-
-int cache_entry_any(cache_t *c, uint64_t id, int *any)
-{
-	unsigned char pfx[8];
-	MDB_val k = { sizeof(pfx), pfx }, d;
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	int rc;
-
-	*any = 0;
-	cache_key_id(pfx, id);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
-		return cache_errno(rc);
-	if (!(rc = mdb_cursor_open(txn, c->entry, &cur))) {
-		rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
-		*any = !rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8);
-		mdb_cursor_close(cur);
-	}
-	mdb_txn_abort(txn);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
-}
-
-int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out)
-{
-	struct count_rec r;
-	MDB_txn *txn;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
-		return cache_errno(rc);
-	if (!(rc = cache_view_alive(c, txn, id, NULL)) &&
-	    (rc = count_get(c, txn, id, &r)) == MDB_NOTFOUND)
-		rc = count_walk(c, txn, id, &r);        /* cannot be after open */
-	mdb_txn_abort(txn);
-	if (rc)
-		return rc == ENOENT ? ENOENT : cache_errno(rc);
-	out->new_ = r.n[CACHE_NEW];
-	out->cur = r.n[CACHE_CUR];
-	out->hidden = r.n[CACHE_HIDDEN];
-	return 0;
-}
-
-int cache_entry_count(cache_t *c, uint64_t id, uint64_t *out)
-{
-	struct cache_counts n;
-	int err;
-
-	*out = 0;
-	if ((err = cache_view_counts(c, id, &n)))
-		return err;
-	*out = n.new_ + n.cur;
-	return 0;
-}
-
-int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
-		    struct cache_entry *out)
-{
-	unsigned char key[8 + CACHE_OID_LEN];
-	MDB_val k = { sizeof(key), key }, d;
-	MDB_txn *txn;
-	int rc, err;
-
-	cache_key_id(key, id);
-	memcpy(key + 8, oid, CACHE_OID_LEN);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->entry, &k, &d);
-	err = rc ? cache_errno(rc) : cache_entry_decode(&k, &d, out);
-	mdb_txn_abort(txn);
-	return err;
-}
-
-/* ---- flags ---- */
-
-/* bit 0..5: D F P R S T (maildir's order), bit 6..31: a..z */
-static const char flag_chars[] = "DFPRST";
-
-int cache_flags_parse(const char *s, uint32_t *out)
-{
-	uint32_t f = 0;
-
-	for (; *s; s++) {
-		const char *p = strchr(flag_chars, *s);
-
-		if (*s && p)
-			f |= 1u << (p - flag_chars);
-		else if (*s >= 'a' && *s <= 'z')
-			f |= 1u << (6 + (*s - 'a'));
-		else
-			return EINVAL;
-	}
-	*out = f;
-	return 0;
-}
-
-void cache_flags_format(uint32_t flags, char out[40])
-{
-	int i, o = 0;
-
-	for (i = 0; i < 6; i++)
-		if (flags & (1u << i))
-			out[o++] = flag_chars[i];
-	for (i = 0; i < 26; i++)
-		if (flags & (1u << (6 + i)))
-			out[o++] = (char)('a' + i);
-	out[o] = '\0';
-}
-
-int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
-		       int where, uint32_t flags, uint32_t uid)
-{
-	unsigned char key[8 + CACHE_OID_LEN];
-	MDB_val k = { sizeof(key), key }, d;
-	struct entry_rec r;
-	MDB_txn *txn;
-	int rc;
-
-	cache_key_id(key, id);
-	memcpy(key + 8, oid, CACHE_OID_LEN);
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = entry_read(c, txn, &k, &r)))
-		goto fail;
-	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
-		r.was = r.where;
-	if (r.where != where && r.where < 3 && where >= 0 && where < 3) {
-		int64_t delta[3] = { 0 };
-
-		delta[r.where]--;
-		delta[where]++;
-		if ((rc = cache_count_add(c, txn, id, delta)))
-			goto fail;
-	}
-	r.where = (uint8_t)where;
-	r.flags = flags;
-	r.uid = uid;
-	d.mv_size = sizeof(r);
-	d.mv_data = &r;
-	if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
-		goto fail;
-	return cache_errno(mdb_txn_commit(txn));
-fail:
-	mdb_txn_abort(txn);
-	return cache_errno(rc);
-}
-
-struct unhide {
-	const unsigned char *oid;
-	unsigned char (*keys)[8 + CACHE_OID_LEN];
-	size_t n, cap;
-};
-
-/* the hidden entries to bring back (written after the walk: a walk's
- * values point into read-only pages) */
-static int unhide_one(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	struct unhide *u = arg;
-	struct entry_rec r;
-
-	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN)
-		return -1;
-	memcpy(&r, d->mv_data, sizeof(r));
-	if (r.where != CACHE_HIDDEN ||
-	    (u->oid && memcmp(u->oid, (const char *)k->mv_data + 8, CACHE_OID_LEN)))
-		return 0;
-	if (u->n == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 64;
-		void *t = realloc(u->keys, cap * sizeof(*u->keys));
-
-		if (!t)
-			return -1;
-		u->keys = t;
-		u->cap = cap;
-	}
-	memcpy(u->keys[u->n++], k->mv_data, 8 + CACHE_OID_LEN);
-	return 0;
-}
-
-int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n)
-{
-	struct unhide u = { oid, NULL, 0, 0 };
-	int64_t delta[3] = { 0 };
-	MDB_txn *txn;
-	size_t i;
-	int rc;
-
-	*n = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_view_alive(c, txn, id, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->entry, id, unhide_one, &u)))
-		goto out;
-	for (i = 0; i < u.n; i++) {
-		MDB_val k = { 8 + CACHE_OID_LEN, u.keys[i] }, d;
-		struct entry_rec r;
-
-		if ((rc = entry_read(c, txn, &k, &r)))
-			goto out;
-		/* back where it was (a record from before `was` says new/) */
-		r.where = r.was == CACHE_CUR ? CACHE_CUR : CACHE_NEW;
-		delta[CACHE_HIDDEN]--;
-		delta[r.where]++;
-		d.mv_size = sizeof(r);
-		d.mv_data = &r;
-		if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
-			goto out;
-	}
-	if ((rc = cache_count_add(c, txn, id, delta)))
-		goto out;
-	rc = mdb_txn_commit(txn);
-	txn = NULL;
-	if (!rc)
-		*n = u.n;
-out:
-	if (txn)
-		mdb_txn_abort(txn);
-	free(u.keys);
-	return rc == -1 ? ENOMEM : cache_errno(rc);
-}

@@ -15,6 +15,7 @@
 #include "cache/cache.h"
 #include "cache/cache-private.h"
 #include "cache/index.h"
+#include "fs/msgname.h"
 #include "net/net.h"
 #include "query/query.h"
 
@@ -333,6 +334,40 @@ static void test_archive(void)
 	free(pos);
 }
 
+/* message file names: what format writes, parse reads back */
+static void test_msgname(void)
+{
+	struct cache_entry e = { .date = 1700000000, .where = CACHE_CUR, .flags = 0, .uid = 0 };
+	struct msgname m;
+	char name[128];
+	int i;
+
+	for (i = 0; i < CACHE_OID_LEN; i++)
+		e.oid[i] = (unsigned char)(i * 13);
+	msgname_format(&e, name, sizeof(name));
+	CHECK(
+	      (strlen(name) == 10 + 1 + 40 + 6 + 3 && !strcmp(name + 57, ":2,")));
+	CHECK(msgname_parse(name, &m) == 0 && m.has_info && !m.flags && !m.uid &&
+	      m.date == e.date && !memcmp(m.oid, e.oid, CACHE_OID_LEN));
+	e.flags = (1u << 1) | (1u << 4);        /* F S */
+	e.uid = 7;
+	msgname_format(&e, name, sizeof(name));
+	CHECK(strstr(name, ".leifs,U=7:2,FS") != NULL);
+	CHECK(msgname_parse(name, &m) == 0 && m.flags == e.flags && m.uid == 7);
+	/* flagged unread mail in new/ keeps its info; plain new mail has none */
+	e.where = CACHE_NEW;
+	msgname_format(&e, name, sizeof(name));
+	CHECK(strstr(name, ":2,FS") != NULL);
+	e.flags = 0;
+	e.uid = 0;
+	msgname_format(&e, name, sizeof(name));
+	CHECK(msgname_parse(name, &m) == 0 && !m.has_info && strchr(name, ':') == NULL);
+	CHECK(msgname_parse("x.leifs", &m) == EINVAL);
+	CHECK(msgname_parse("1700000000.zz.leifs", &m) == EINVAL);
+	snprintf(name + strlen(name), sizeof(name) - strlen(name), ":2,Q");
+	CHECK(msgname_parse(name, &m) == EINVAL);       /* no such flag */
+}
+
 int main(void)
 {
 	char cmd[100];
@@ -347,6 +382,7 @@ int main(void)
 	test_index();
 	test_empty_parts();
 	test_archive();
+	test_msgname();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", tmp);
