@@ -345,8 +345,7 @@ static void test_msgname(void)
 	for (i = 0; i < CACHE_OID_LEN; i++)
 		e.oid[i] = (unsigned char)(i * 13);
 	msgname_format(&e, name, sizeof(name));
-	CHECK(
-	      (strlen(name) == 10 + 1 + 40 + 6 + 3 && !strcmp(name + 57, ":2,")));
+	CHECK(strlen(name) == 10 + 1 + 40 + 6 + 3 && !strcmp(name + 57, ":2,"));
 	CHECK(msgname_parse(name, &m) == 0 && m.has_info && !m.flags && !m.uid &&
 	      m.date == e.date && !memcmp(m.oid, e.oid, CACHE_OID_LEN));
 	e.flags = (1u << 1) | (1u << 4);        /* F S */
