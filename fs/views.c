@@ -324,6 +324,7 @@ static int add_hidden(void *arg, const struct cache_entry *e)
 
 int views_hidden(views_t *v, const char *name, char **out)
 {
+	struct cache_counts counts;
 	struct cache_view cv;
 	size_t len;
 	FILE *f;
@@ -336,7 +337,10 @@ int views_hidden(views_t *v, const char *name, char **out)
 		cache_view_release(&cv);
 		return ENOMEM;
 	}
-	err = cache_hidden_each(v->cache, cv.id, add_hidden, f);
+	/* made at every getattr (ls -l of the view): walk only when the
+	 * view's counters say something is hidden */
+	if (cache_view_counts(v->cache, cv.id, &counts) || counts.hidden)
+		err = cache_hidden_each(v->cache, cv.id, add_hidden, f);
 	fclose(f);
 	cache_view_release(&cv);
 	if (err) {
