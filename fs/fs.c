@@ -72,8 +72,11 @@ int fs_init(void)
 	return node_table_init();
 }
 
+static void dir_free_all(void);
+
 void fs_destroy(void)
 {
+	dir_free_all();
 	node_table_destroy();
 }
 
@@ -615,7 +618,41 @@ struct dirbuf {
 	int filling;            /* a first fill runs: a part of it, not kept */
 	int where;
 	uint64_t vid;
+	struct dirbuf *prev, *next;     /* open_dirs */
 };
+
+/* directories open now: the kernel sends no releasedir for them once the
+ * session ends (unmount, SIGTERM), so fs_destroy frees what is left */
+static struct dirbuf open_dirs = { .prev = &open_dirs, .next = &open_dirs };
+static pthread_mutex_t open_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void dir_link(struct dirbuf *d)
+{
+	pthread_mutex_lock(&open_dirs_lock);
+	d->next = &open_dirs;
+	d->prev = open_dirs.prev;
+	open_dirs.prev->next = d;
+	open_dirs.prev = d;
+	pthread_mutex_unlock(&open_dirs_lock);
+}
+
+static void dir_free(struct dirbuf *d)
+{
+	if (d->next) {
+		pthread_mutex_lock(&open_dirs_lock);
+		d->prev->next = d->next;
+		d->next->prev = d->prev;
+		pthread_mutex_unlock(&open_dirs_lock);
+	}
+	free(d->buf);
+	free(d);
+}
+
+static void dir_free_all(void)
+{
+	while (open_dirs.next != &open_dirs)
+		dir_free(open_dirs.next);
+}
 
 static void dir_add(fuse_req_t req, struct dirbuf *d, const char *name,
 		    fuse_ino_t ino, mode_t type)
@@ -780,6 +817,7 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
+	dir_link(d);
 	if (d->lazy) {
 		/* listings of cur/ new/ stay in the kernel across opens; the
 		 * kernel drops them when it changes the directory itself
@@ -787,10 +825,8 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fi->cache_readdir = !d->filling;        /* a part of a first */
 		fi->keep_cache = !d->filling;           /* fill: ask again */
 	}
-	if (fuse_reply_open(req, fi) == -ENOENT) {      /* interrupted */
-		free(d->buf);
-		free(d);
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)        /* interrupted */
+		dir_free(d);
 }
 
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -835,8 +871,7 @@ static void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	struct dirbuf *d = (struct dirbuf *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	free(d->buf);
-	free(d);
+	dir_free(d);
 	fuse_reply_err(req, 0);
 }
 
