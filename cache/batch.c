@@ -97,7 +97,7 @@ static int lookup(cache_batch_t *b, struct item *it, int *stored)
 	int rc;
 
 	*stored = 0;
-	if ((rc = mdb_txn_begin(b->c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(b->c, &txn)))
 		return -cache_errno(rc);
 	if (!mdb_get(txn, b->c->msg, &k, &d) && d.mv_size >= sizeof(struct msg_rec)) {
 		struct msg_rec r;
@@ -112,7 +112,7 @@ static int lookup(cache_batch_t *b, struct item *it, int *stored)
 	k.mv_size = sizeof(key);
 	k.mv_data = key;
 	rc = mdb_get(txn, b->c->entry, &k, &d);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return rc == 0;
 }
 

@@ -35,6 +35,15 @@ struct cache {
 void cache_drop_mappings(cache_t *c);
 #define DROP_EVERY 64
 
+/* Read transactions and cursors as a guarded read (CACHE_GUARDED) must
+ * take them: a fault that jumps out of the read releases what it held
+ * (damage.c).  Every read transaction and cursor of cache/ goes through
+ * these. */
+int cache_rd_begin(cache_t *c, MDB_txn **txn);
+void cache_rd_end(MDB_txn *txn);
+int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur);
+void cache_cursor_close(MDB_cursor *cur);
+
 /* Records are host-endian and copied in and out with memcpy (LMDB values
  * need not be aligned).  The cache is not meant to move between hosts. */
 #define MSG_REC_MAGIC 0x6c656931u       /* "lei1" */

@@ -82,8 +82,9 @@ extern _Thread_local sigjmp_buf *cache_guard_jb;   /* armed guard, this thread *
  * fault in the call, EIO, having evaluated `on_fault` (e.g. to log) if this
  * was the cache's first fault.  Only for calls
  * that hold no lock and open no write transaction while they read: a fault
- * jumps out of them, leaking their read transaction and what they
- * allocated (the cache is given up as damaged anyway).
+ * jumps out of them; their read transactions and cursors are released
+ * (cache_rd_begin), what else they allocated is lost (the cache is given
+ * up as damaged anyway).
  */
 #define CACHE_GUARDED(c, call, on_fault) __extension__ ({		\
 	sigjmp_buf cache_jb_;						\

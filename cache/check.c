@@ -56,7 +56,7 @@ static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *co
 	uint64_t last = 0;
 	int rc;
 
-	if ((rc = mdb_cursor_open(ck->txn, dbi, &cur)))
+	if ((rc = cache_cursor_open(ck->txn, dbi, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		uint64_t id = key_view(&k);
@@ -69,7 +69,7 @@ static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *co
 				(unsigned long long)id);
 		last = id;
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
@@ -79,7 +79,7 @@ static int count_entries(struct check *ck)
 	MDB_val k, d, mk, md;
 	int rc;
 
-	if ((rc = mdb_cursor_open(ck->txn, ck->c->entry, &cur)))
+	if ((rc = cache_cursor_open(ck->txn, ck->c->entry, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		const unsigned char *oid = (const unsigned char *)k.mv_data + 8;
@@ -115,7 +115,7 @@ static int count_entries(struct check *ck)
 					(unsigned long long)key_view(&k));
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
@@ -136,7 +136,7 @@ static int check_refs(struct check *ck)
 	int rc;
 
 	/* every stored message is held by as many entries as its count says */
-	if ((rc = mdb_cursor_open(ck->txn, ck->c->msg, &cur)))
+	if ((rc = cache_cursor_open(ck->txn, ck->c->msg, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		size_t held = k.mv_size == CACHE_OID_LEN ?
@@ -154,11 +154,11 @@ static int check_refs(struct check *ck)
 			say_oid(ck->out, "wrong count of message", k.mv_data, n, held);
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
 		return cache_errno(rc);
 	/* and no count is left for a message that went */
-	if ((rc = mdb_cursor_open(ck->txn, ck->c->refs, &cur)))
+	if ((rc = cache_cursor_open(ck->txn, ck->c->refs, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		rk = k;
@@ -167,7 +167,7 @@ static int check_refs(struct check *ck)
 			say_oid(ck->out, "count of a message not stored", k.mv_data, 0, 0);
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
@@ -217,7 +217,7 @@ static int list_views(struct check *ck)
 	MDB_val k, d;
 	int rc;
 
-	if ((rc = mdb_cursor_open(ck->txn, ck->c->view, &cur)))
+	if ((rc = cache_cursor_open(ck->txn, ck->c->view, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		struct view_rec r;
@@ -244,7 +244,7 @@ static int list_views(struct check *ck)
 					(unsigned long long)r.id);
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
@@ -254,7 +254,7 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 	int rc, err;
 
 	memset(r, 0, sizeof(*r));
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &ck.txn)))
+	if ((rc = cache_rd_begin(c, &ck.txn)))
 		return cache_errno(rc);
 	ck.views = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	ck.held = g_hash_table_new(oid_hash, oid_equal);
@@ -274,7 +274,7 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 	g_hash_table_destroy(ck.held);
 	g_hash_table_destroy(ck.tally);
 	g_hash_table_destroy(ck.views);
-	mdb_txn_abort(ck.txn);
+	cache_rd_end(ck.txn);
 	return err;
 }
 

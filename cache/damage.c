@@ -155,8 +155,69 @@ int cache_guard_install(void)
 	return 0;
 }
 
+/* What a guarded read holds, so that a fault that jumps out of it leaves
+ * no reader slot taken and nothing allocated: per thread, as the guard. */
+#define HELD_MAX 16
+static _Thread_local MDB_txn *held_txn[HELD_MAX];
+static _Thread_local MDB_cursor *held_cur[HELD_MAX];
+static _Thread_local int n_txn, n_cur;
+
+static void hold(void **set, int *n, void *p)
+{
+	if (*n < HELD_MAX)
+		set[(*n)++] = p;
+}
+
+static void drop(void **set, int *n, void *p)
+{
+	int i;
+
+	for (i = *n - 1; i >= 0; i--) {
+		if (set[i] == p) {
+			set[i] = set[--*n];
+			return;
+		}
+	}
+}
+
+int cache_rd_begin(cache_t *c, MDB_txn **txn)
+{
+	int rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn);
+
+	if (!rc)
+		hold((void **)held_txn, &n_txn, *txn);
+	return rc;
+}
+
+void cache_rd_end(MDB_txn *txn)
+{
+	drop((void **)held_txn, &n_txn, txn);
+	mdb_txn_abort(txn);
+}
+
+int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur)
+{
+	int rc = mdb_cursor_open(txn, dbi, cur);
+
+	if (!rc)
+		hold((void **)held_cur, &n_cur, *cur);
+	return rc;
+}
+
+void cache_cursor_close(MDB_cursor *cur)
+{
+	drop((void **)held_cur, &n_cur, cur);
+	mdb_cursor_close(cur);
+}
+
 int cache_guard_fault(cache_t *c)
 {
+	/* what the read jumped out of: a read transaction's end touches
+	 * only its reader slot in the lock file, not the damaged map */
+	while (n_cur)
+		mdb_cursor_close(held_cur[--n_cur]);
+	while (n_txn)
+		mdb_txn_abort(held_txn[--n_txn]);
 	return !atomic_exchange(&c->damaged, 1);
 }
 

@@ -79,10 +79,10 @@ static int entry_walk(cache_t *c, uint64_t id, int hidden,
 	int rc, err = 0;
 
 	cache_key_id(pfx, id);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
-	if ((rc = mdb_cursor_open(txn, c->entry, &cur))) {
-		mdb_txn_abort(txn);
+	if ((rc = cache_cursor_open(txn, c->entry, &cur))) {
+		cache_rd_end(txn);
 		return cache_errno(rc);
 	}
 	k.mv_size = sizeof(pfx);
@@ -103,8 +103,8 @@ static int entry_walk(cache_t *c, uint64_t id, int hidden,
 	}
 	if (!err && rc && rc != MDB_NOTFOUND)
 		err = cache_errno(rc);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	cache_cursor_close(cur);
+	cache_rd_end(txn);
 	return err;
 }
 
@@ -118,14 +118,14 @@ int cache_entry_any(cache_t *c, uint64_t id, int *any)
 
 	*any = 0;
 	cache_key_id(pfx, id);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
-	if (!(rc = mdb_cursor_open(txn, c->entry, &cur))) {
+	if (!(rc = cache_cursor_open(txn, c->entry, &cur))) {
 		rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 		*any = !rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8);
-		mdb_cursor_close(cur);
+		cache_cursor_close(cur);
 	}
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
@@ -136,12 +136,12 @@ int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
 	if (!(rc = cache_view_alive(c, txn, id, NULL)) &&
 	    (rc = cache_count_get(c, txn, id, &r)) == MDB_NOTFOUND)
 		rc = cache_count_walk(c, txn, id, &r);        /* cannot be after open */
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	if (rc)
 		return rc == ENOENT ? ENOENT : cache_errno(rc);
 	out->new_ = r.n[CACHE_NEW];
@@ -172,11 +172,11 @@ int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
 
 	cache_key_id(key, id);
 	memcpy(key + 8, oid, CACHE_OID_LEN);
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
 	rc = mdb_get(txn, c->entry, &k, &d);
 	err = rc ? cache_errno(rc) : cache_entry_decode(&k, &d, out);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return err;
 }
 

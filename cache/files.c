@@ -40,7 +40,7 @@ static int lookup(cache_t *c, uint64_t id, const char *name, size_t *len,
 		*data = NULL;
 	if ((err = make_key(key, &k, id, name)))
 		return err;
-	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+	if ((err = cache_errno(cache_rd_begin(c, &txn))))
 		return err;
 	if (!(err = get_rec(txn, c, &k, &d))) {
 		memcpy(&r, d.mv_data, sizeof(r));
@@ -52,7 +52,7 @@ static int lookup(cache_t *c, uint64_t id, const char *name, size_t *len,
 		else if (data)
 			memcpy(*data, (char *)d.mv_data + sizeof(r), *len);
 	}
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return err;
 }
 
@@ -302,10 +302,10 @@ int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *na
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((err = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+	if ((err = cache_errno(cache_rd_begin(c, &txn))))
 		return err;
 	rc = cache_walk_prefix(c, txn, c->files, id, each_one, &e);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return rc == -1 ? e.err : cache_errno(rc);
 }
 

@@ -115,7 +115,7 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 		return rc;
 	if (ids.ms_entries == views.ms_entries)
 		return 0;       /* else a walk; a stale one left is mended by cache_view_alive */
-	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
+	if ((rc = cache_cursor_open(txn, c->view, &cur)))
 		return rc;
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		unsigned char key[8];
@@ -136,7 +136,7 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 		if ((rc = mdb_put(txn, c->ids, &ik, &id, 0)))
 			break;
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
@@ -148,7 +148,7 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 	MDB_val k, d;
 	int rc, err = ENOENT;
 
-	if ((rc = mdb_cursor_open(txn, c->view, &cur)))
+	if ((rc = cache_cursor_open(txn, c->view, &cur)))
 		return cache_errno(rc);
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		struct view_rec r;
@@ -161,7 +161,7 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 			break;
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		return cache_errno(rc);
 	return err;
@@ -216,7 +216,7 @@ int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 
 	memset(r, 0, sizeof(*r));
 	cache_key_id(pfx, id);
-	if ((rc = mdb_cursor_open(txn, c->entry, &cur)))
+	if ((rc = cache_cursor_open(txn, c->entry, &cur)))
 		return rc;
 	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
@@ -230,7 +230,7 @@ int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 		r->n[e.where < 3 ? e.where : CACHE_NEW]++;
 		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
@@ -247,7 +247,7 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 		return rc;
 	if (counts.ms_entries >= ids.ms_entries)
 		return 0;
-	if ((rc = mdb_cursor_open(txn, c->ids, &cur)))
+	if ((rc = cache_cursor_open(txn, c->ids, &cur)))
 		return rc;
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		const unsigned char *p = k.mv_data;
@@ -267,7 +267,7 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 		if ((rc = cache_count_walk(c, txn, id, &r)) || (rc = count_put(c, txn, id, &r)))
 			break;
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
@@ -533,11 +533,11 @@ int cache_view_get(cache_t *c, const char *name, struct cache_view *out)
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
 	rc = mdb_get(txn, c->view, &k, &d);
 	err = rc ? cache_errno(rc) : cache_view_decode(&k, &d, out);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return err;
 }
 
@@ -550,10 +550,10 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 	int rc, err = 0;
 	MDB_cursor_op op = MDB_FIRST;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
-	if ((rc = mdb_cursor_open(txn, c->view, &cur))) {
-		mdb_txn_abort(txn);
+	if ((rc = cache_cursor_open(txn, c->view, &cur))) {
+		cache_rd_end(txn);
 		return cache_errno(rc);
 	}
 	while (!err && !(rc = mdb_cursor_get(cur, &k, &d, op))) {
@@ -567,8 +567,8 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 	}
 	if (!err && rc != MDB_NOTFOUND)
 		err = cache_errno(rc);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	cache_cursor_close(cur);
+	cache_rd_end(txn);
 	return err;
 }
 
@@ -700,10 +700,10 @@ int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n)
 	int rc;
 
 	*n = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
 	rc = cache_walk_prefix(c, txn, c->entry, id, count_stale, &st);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	if (rc)
 		return rc == -1 ? EIO : cache_errno(rc);
 	*n = st.n;
@@ -762,7 +762,7 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	cache_key_id(pfx, id);
 	k.mv_size = sizeof(pfx);
 	k.mv_data = pfx;
-	if ((rc = mdb_cursor_open(txn, dbi, &cur)))
+	if ((rc = cache_cursor_open(txn, dbi, &cur)))
 		return rc;
 	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
@@ -784,7 +784,7 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
 		}
 	}
-	mdb_cursor_close(cur);
+	cache_cursor_close(cur);
 	/* EINVAL: the last key was deleted, nothing is current */
 	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
 }

@@ -281,14 +281,14 @@ int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
 	*t = 0;
 	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
 		return rc;
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn)))
+	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);
 	rc = mdb_get(txn, c->marks, &k, &d);
 	if (!rc && d.mv_size == sizeof(*t))
 		memcpy(t, d.mv_data, sizeof(*t));
 	else if (!rc)
 		rc = MDB_CORRUPTED;
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	return cache_errno(rc);
 }
 
