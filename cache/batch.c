@@ -21,6 +21,7 @@ struct item {
 	int64_t date;
 	size_t len;
 	char *raw;      /* NULL when the store already has the bytes */
+	int borrowed;   /* raw is the caller's (a big message, see add) */
 	int touch;      /* the view has it: only mark it seen (full search) */
 };
 
@@ -63,7 +64,8 @@ static void drop_items(cache_batch_t *b)
 	size_t i;
 
 	for (i = 0; i < b->n; i++)
-		free(b->items[i].raw);
+		if (!b->items[i].borrowed)
+			free(b->items[i].raw);
 	b->n = 0;
 	b->bytes = 0;
 }
@@ -161,10 +163,18 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		}
 		if (it.date <= 0)
 			it.date = 0;
-		it.raw = malloc(len ? len : 1);
-		if (!it.raw)
+		if (len >= BATCH_MAX_BYTES) {
+			/* a big message is written alone, from the caller's
+			 * bytes: no copy of what may be max_message long */
+			if ((rc = cache_batch_flush(b)))
+				return rc;
+			it.raw = (char *)raw;
+			it.borrowed = 1;
+		} else if (!(it.raw = malloc(len ? len : 1))) {
 			return ENOMEM;
-		memcpy(it.raw, raw, len);
+		} else {
+			memcpy(it.raw, raw, len);
+		}
 		b->bytes += len;
 	}
 	dedupe_key(b, &it, raw, len);
@@ -173,15 +183,20 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		struct item *p = realloc(b->items, cap * sizeof(*p));
 
 		if (!p) {
-			free(it.raw);
+			if (!it.borrowed)
+				free(it.raw);
 			return ENOMEM;
 		}
 		b->items = p;
 		b->cap = cap;
 	}
 	b->items[b->n++] = it;
-	if (b->bytes >= BATCH_MAX_BYTES || b->n >= BATCH_MAX_ITEMS)
-		return cache_batch_flush(b);
+	if (b->bytes >= BATCH_MAX_BYTES || b->n >= BATCH_MAX_ITEMS) {
+		rc = cache_batch_flush(b);
+		if (it.borrowed && b->n)
+			drop_items(b);  /* not kept past the caller's bytes */
+		return rc;
+	}
 	return 0;
 }
 

@@ -142,8 +142,18 @@ int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3
  * transfer-decoded body of a leaf, a GByteArray.  cache_extract_ids: the
  * <ids> of a value, skipping those in `seen` (a GHashTable of strings). */
 GPtrArray *cache_hdr_raw(GMimeObject *obj, const char *name);
+/* cache_mail_parse: raw as a GMimeMessage (NULL if not one) that reads
+ * raw in place, so raw must outlive it; at most CACHE_MIME_PARTS parts are
+ * made (hashed, indexed), as PublicInbox::Eml's limit, however many the
+ * message has.  cache_mail_done unrefs the message and *hold, always. */
+#define CACHE_MIME_PARTS 1000
+GMimeMessage *cache_mail_parse(const char *raw, size_t len, GByteArray **hold);
+void cache_mail_done(GMimeMessage *msg, GByteArray *hold);
 GPtrArray *cache_hdr_str(GMimeObject *obj, const char *name);
 GByteArray *cache_part_body(GMimePart *part);
+/* the same, at most max bytes of it (whole lines, *cut set, if longer):
+ * what is beyond is never decoded */
+GByteArray *cache_part_body_max(GMimePart *part, size_t max, int *cut);
 void cache_extract_ids(const char *v, GPtrArray *out, GHashTable *seen);
 
 /* `git patch-id --stable` of a body (patchid.c); ENOENT: no patch in it */

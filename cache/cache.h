@@ -285,6 +285,8 @@ int cache_msg_read(cache_t *c, const unsigned char *oid, off_t off,
 
 /* The whole of message `oid`, malloc'd (the caller frees *raw). */
 int cache_msg_get(cache_t *c, const unsigned char *oid, char **raw, size_t *len);
+/* Its size in bytes, without reading it. */
+int cache_msg_size(cache_t *c, const unsigned char *oid, size_t *len);
 
 /* ---- ingest ---- */
 

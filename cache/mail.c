@@ -25,6 +25,64 @@ void cache_mail_init(void)
 	g_mime_init();
 }
 
+/* Where gmime stops reading: after CACHE_MIME_PARTS boundary-like lines
+ * ("--" at a line start) and Content-Type headers, since each of those may
+ * make a part (an object of a few hundred bytes, and a level of recursion
+ * for a nested one).  PublicInbox::Eml stops at 1,000 parts as well; the
+ * parts it keeps are whole here too. */
+static size_t parse_len(const char *raw, size_t len)
+{
+	const char *p = raw, *end = raw + len;
+	size_t seen = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if ((end - p >= 2 && p[0] == '-' && p[1] == '-') ||
+		    (end - p >= 13 && !g_ascii_strncasecmp(p, "content-type:", 13))) {
+			if (++seen > CACHE_MIME_PARTS + 2)
+				return (size_t)(p - raw);
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return len;
+}
+
+GMimeMessage *cache_mail_parse(const char *raw, size_t len, GByteArray **hold)
+{
+	GByteArray *a = g_byte_array_new();
+	GMimeStream *st;
+	GMimeParser *p;
+	GMimeMessage *msg;
+
+	/* the parts read raw in place (a seekable stream keeps them as
+	 * substreams): no copy of a message that may be max_message long.
+	 * The array only lends the bytes; cache_mail_done takes them back. */
+	g_free(a->data);
+	a->data = (guint8 *)raw;
+	a->len = (guint)parse_len(raw, len < G_MAXUINT ? len : G_MAXUINT);
+	st = g_mime_stream_mem_new_with_byte_array(a);
+	g_mime_stream_mem_set_owner(GMIME_STREAM_MEM(st), FALSE);
+	p = g_mime_parser_new_with_stream(st);
+	g_object_unref(st);
+	msg = g_mime_parser_construct_message(p, NULL);
+	g_object_unref(p);
+	*hold = a;
+	return msg;
+}
+
+void cache_mail_done(GMimeMessage *msg, GByteArray *hold)
+{
+	if (msg)
+		g_object_unref(msg);
+	/* the bytes are the caller's: only the array goes */
+	hold->data = NULL;
+	hold->len = 0;
+	g_byte_array_unref(hold);
+}
+
 /* cache_hdr_raw(): every value of `name`, unfolded and trimmed */
 GPtrArray *cache_hdr_raw(GMimeObject *obj, const char *name)
 {
@@ -202,6 +260,44 @@ GByteArray *cache_part_body(GMimePart *part)
 	return a;
 }
 
+GByteArray *cache_part_body_max(GMimePart *part, size_t max, int *cut)
+{
+	GMimeDataWrapper *w = g_mime_part_get_content(part);
+	GMimeStream *raw, *dec;
+	GByteArray *a;
+	char buf[8192];
+	ssize_t r;
+
+	*cut = 0;
+	if (!w || !(raw = g_mime_data_wrapper_get_stream(w)))
+		return g_byte_array_new();
+	/* decoded as it is read: only what is kept is ever decoded */
+	g_mime_stream_reset(raw);
+	dec = g_mime_stream_filter_new(raw);
+	if (g_mime_data_wrapper_get_encoding(w) != GMIME_CONTENT_ENCODING_DEFAULT) {
+		GMimeFilter *f = g_mime_filter_basic_new(g_mime_data_wrapper_get_encoding(w), FALSE);
+
+		g_mime_stream_filter_add(GMIME_STREAM_FILTER(dec), f);
+		g_object_unref(f);
+	}
+	a = g_byte_array_new();
+	while ((r = g_mime_stream_read(dec, buf, sizeof(buf))) > 0) {
+		if (a->len + (size_t)r > max) {
+			g_byte_array_append(a, (guint8 *)buf, (guint)(max - a->len));
+			*cut = 1;
+			break;
+		}
+		g_byte_array_append(a, (guint8 *)buf, (guint)r);
+	}
+	g_object_unref(dec);
+	g_mime_stream_reset(raw);
+	if (*cut) {     /* whole lines only: no character is cut in two */
+		while (a->len && a->data[a->len - 1] != '\n')
+			a->len--;
+	}
+	return a;
+}
+
 static void digest_text(EVP_MD_CTX *d, char *s, size_t n)
 {
 	size_t i, o = 0;
@@ -257,10 +353,17 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 		size_t n = 0;
 		char *s = NULL;
 
-		if (!cs && ascii_only((const char *)body->data, body->len)) {
-			s = g_strndup((const char *)body->data, body->len);
-			w = body->len;
-		} else if (cs) {
+		/* text that needs no conversion is digested in place: the
+		 * body may be max_message long */
+		if ((!cs && ascii_only((const char *)body->data, body->len)) ||
+		    ((!g_ascii_strcasecmp(cs ? cs : "", "utf-8") ||
+		      !g_ascii_strcasecmp(cs ? cs : "", "us-ascii")) &&
+		     g_utf8_validate((const char *)body->data, (gssize)body->len, NULL))) {
+			digest_text(d, (char *)body->data, body->len);
+			g_byte_array_unref(body);
+			return;
+		}
+		if (cs) {
 			s = g_convert((const char *)body->data, (gssize)body->len,
 				      "UTF-8", cs, NULL, &w, NULL);
 		}
@@ -274,9 +377,9 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 			w = n;
 		}
 		if (s) {
+			g_byte_array_unref(body);
 			digest_text(d, s, w);
 			g_free(s);
-			g_byte_array_unref(body);
 			return;
 		}
 	}
@@ -351,7 +454,7 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 	static const char *const from[] = { "From", "Sender" };
 	static const char *const plain[] = { "Subject", "Date" };
 	static const char *const rcpt[] = { "To", "Cc" };
-	int budget[1] = { 10000 };
+	int budget[1] = { CACHE_MIME_PARTS };
 	guint i, j;
 
 	EVP_DigestInit_ex(d, EVP_sha256(), NULL);
@@ -410,40 +513,36 @@ static void content_hash(GMimeMessage *msg, unsigned char out[CACHE_CHASH_LEN])
 int cache_mail_info(const char *raw, size_t len, int64_t *date,
 		    unsigned char chash[CACHE_CHASH_LEN])
 {
-	GMimeStream *st = g_mime_stream_mem_new_with_buffer(raw, len);
-	GMimeParser *p = g_mime_parser_new_with_stream(st);
-	GMimeMessage *msg;
+	GByteArray *hold;
+	GMimeMessage *msg = cache_mail_parse(raw, len, &hold);
 	GDateTime *dt;
 
-	g_object_unref(st);
-	msg = g_mime_parser_construct_message(p, NULL);
-	g_object_unref(p);
-	if (!msg)
+	if (!msg) {
+		cache_mail_done(NULL, hold);
 		return EINVAL;
+	}
 	dt = g_mime_message_get_date(msg);
 	*date = dt ? g_date_time_to_unix(dt) : 0;
 	/* names start with the date: no sign, at most year 9999 */
 	if (*date < 0 || *date > MAX_DATE)
 		*date = 0;
 	content_hash(msg, chash);
-	g_object_unref(msg);
+	cache_mail_done(msg, hold);
 	return 0;
 }
 
 /* lei's dedupe=mid key: the raw Message-ID (the first, unfolded, trimmed) */
 int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LEN])
 {
-	GMimeStream *st = g_mime_stream_mem_new_with_buffer(raw, len);
-	GMimeParser *p = g_mime_parser_new_with_stream(st);
-	GMimeMessage *msg;
+	GByteArray *hold;
+	GMimeMessage *msg = cache_mail_parse(raw, len, &hold);
 	GPtrArray *v;
 	int err = ENOENT;
 
-	g_object_unref(st);
-	msg = g_mime_parser_construct_message(p, NULL);
-	g_object_unref(p);
-	if (!msg)
+	if (!msg) {
+		cache_mail_done(NULL, hold);
 		return EINVAL;
+	}
 	v = cache_hdr_raw(GMIME_OBJECT(msg), "Message-ID");
 	if (v->len && *(const char *)v->pdata[0]) {
 		const char *m = v->pdata[0];
@@ -452,6 +551,6 @@ int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LE
 		err = 0;
 	}
 	g_ptr_array_unref(v);
-	g_object_unref(msg);
+	cache_mail_done(msg, hold);
 	return err;
 }

@@ -5,6 +5,9 @@
 
 #include "cache/cache-private.h"
 
+/* a message whose pages are unmapped as soon as it has been read */
+#define BIG_VALUE (1u << 20)
+
 /* The raw bytes of oid in a new read transaction: *txn stays open for the
  * caller to copy them out and abort; nothing is left open on error. */
 static int msg_lookup(cache_t *c, const unsigned char *oid, MDB_txn **txn,
@@ -13,10 +16,10 @@ static int msg_lookup(cache_t *c, const unsigned char *oid, MDB_txn **txn,
 	MDB_val k = { CACHE_OID_LEN, (void *)oid }, d;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn)))
+	if ((rc = cache_rd_begin(c, txn)))
 		return cache_errno(rc);
 	if ((rc = mdb_get(*txn, c->msg, &k, &d)) || d.mv_size < sizeof(struct msg_rec)) {
-		mdb_txn_abort(*txn);
+		cache_rd_end(*txn);
 		return rc ? cache_errno(rc) : EIO;
 	}
 	*raw = (const char *)d.mv_data + sizeof(struct msg_rec);
@@ -40,7 +43,11 @@ int cache_msg_read(cache_t *c, const unsigned char *oid, off_t off,
 		/* the value lives in the map only while txn does: copy now */
 		memcpy(buf, raw + off, *n);
 	}
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
+	/* the last read of a big message: its pages leave the resident set
+	 * (a grep -r over big messages would keep them all) */
+	if (len >= BIG_VALUE && (size_t)off + *n >= len)
+		cache_drop_mappings(c);
 	return 0;
 }
 
@@ -56,12 +63,26 @@ int cache_msg_get(cache_t *c, const unsigned char *oid, char **out, size_t *len)
 		return err;
 	if ((*out = malloc(*len ? *len : 1)))
 		memcpy(*out, raw, *len);
-	mdb_txn_abort(txn);
+	cache_rd_end(txn);
 	if (!*out)
 		return ENOMEM;
 	/* whole messages read one after another (indexing, local hits):
 	 * keep the resident set flat, as batch lookups do */
-	if (atomic_fetch_add(&c->gets, 1) % DROP_EVERY == DROP_EVERY - 1)
+	if (atomic_fetch_add(&c->gets, 1) % DROP_EVERY == DROP_EVERY - 1 ||
+	    *len >= BIG_VALUE)
 		cache_drop_mappings(c);
+	return 0;
+}
+
+int cache_msg_size(cache_t *c, const unsigned char *oid, size_t *len)
+{
+	MDB_txn *txn;
+	const char *raw;
+	int err;
+
+	*len = 0;
+	if ((err = msg_lookup(c, oid, &txn, &raw, len)))
+		return err;
+	cache_rd_end(txn);
 	return 0;
 }

@@ -230,7 +230,7 @@ static int printable_utf8(const char *p, size_t n)
  * body gets CRLF for every LF, as Eml's dec_qp gives it: public-inbox then
  * reads a blank line of a patch as "\r", which ends the diff, and leifs
  * must do the same to find the same messages. */
-static char *part_text(GMimeObject *o, size_t *len)
+static char *part_text(GMimeObject *o, size_t max, size_t *len)
 {
 	GMimeContentType *ct = g_mime_object_get_content_type(o);
 	const char *type = ct ? g_mime_content_type_get_media_type(ct) : "text";
@@ -241,13 +241,13 @@ static char *part_text(GMimeObject *o, size_t *len)
 	char *s = NULL;
 	gsize w = 0;
 	size_t i, lf = 0;
-	int qp;
+	int qp, cut;
 
 	if (!GMIME_IS_PART(o))
 		return NULL;
 	if (!g_ascii_strcasecmp(sub, "html") || !g_ascii_strcasecmp(sub, "xhtml"))
 		return NULL;
-	body = cache_part_body(GMIME_PART(o));
+	body = cache_part_body_max(GMIME_PART(o), max, &cut);
 	/* an empty GByteArray has no data at all: neither g_convert nor
 	 * pointer arithmetic take NULL, so an empty part reads as "" */
 	data = body->len ? (const char *)body->data : "";
@@ -373,7 +373,9 @@ static void index_part(struct term_doc *d, GMimeObject *o, GMimeMessage *sub)
 		index_ids(d, GMIME_OBJECT(sub));
 		index_headers(d, GMIME_OBJECT(sub));
 	}
-	if ((s = part_text(sub && sub->mime_part ? sub->mime_part : o, &n))) {
+	if (d->text_left &&
+	    (s = part_text(sub && sub->mime_part ? sub->mime_part : o, d->text_left, &n))) {
+		d->text_left -= n < d->text_left ? n : d->text_left;
 		index_text_part(d, s, n);
 		g_free(s);
 	}
@@ -480,20 +482,20 @@ static double ymd(int64_t t, int with_time)
 
 int cache_terms(const char *raw, size_t len, struct term_doc *d)
 {
-	GMimeStream *st = g_mime_stream_mem_new_with_buffer(raw, len);
-	GMimeParser *p = g_mime_parser_new_with_stream(st);
+	GByteArray *hold;
 	GMimeMessage *msg;
 	GMimeObject *top;
 	int64_t recv, date, ts, ds;
-	int budget = 10000;
+	int budget = CACHE_MIME_PARTS;
 	size_t i, lf = 0;
 
 	memset(d, 0, sizeof(*d));
-	g_object_unref(st);
-	msg = g_mime_parser_construct_message(p, NULL);
-	g_object_unref(p);
-	if (!msg)
+	d->text_left = CACHE_INDEX_TEXT_MAX;
+	msg = cache_mail_parse(raw, len, &hold);
+	if (!msg) {
+		cache_mail_done(NULL, hold);
 		return EINVAL;
+	}
 	top = GMIME_OBJECT(msg);
 	recv = received_at(top);
 	date = date_only(top);
@@ -512,7 +514,7 @@ int cache_terms(const char *raw, size_t len, struct term_doc *d)
 	if (msg->mime_part)
 		walk(d, msg->mime_part, 0, &budget);
 	index_ids(d, top);
-	g_object_unref(msg);
+	cache_mail_done(msg, hold);
 	if (d->err) {
 		cache_terms_free(d);
 		return ENOMEM;

@@ -38,7 +38,14 @@ struct term_doc {
 	/* the values public-inbox sets (Search.pm TS, YYYYMMDD, DT, BYTES) */
 	double ts, yyyymmdd, dt, bytes;
 	int err;                /* ENOMEM met while adding */
+	size_t text_left;       /* bytes of body text still indexed */
 };
+
+/* Body text indexed per message: beyond it a message's text is not
+ * searched (its headers, ids and the text before are).  The document of
+ * a message of max_message text would take several times that in terms;
+ * public-inbox-index offers --max-size, which leaves such a message out. */
+#define CACHE_INDEX_TEXT_MAX (4u << 20)
 
 /* Build the document of a raw message.  EINVAL if gmime cannot parse it. */
 int cache_terms(const char *raw, size_t len, struct term_doc *d);

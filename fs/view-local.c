@@ -161,18 +161,28 @@ static void *indexer(void *arg)
 		pthread_mutex_unlock(&v->lock);
 		if (!open_local(v, j->url, &l, why, sizeof(why))) {
 			for (i = 0; i < j->n && !atomic_load(&v->stop); i++) {
+				const unsigned char *oid = j->oids + i * CACHE_OID_LEN;
 				char *raw = NULL;
 				size_t len = 0;
+				int big;
 
-				if (cache_msg_get(v->cache, j->oids + i * CACHE_OID_LEN, &raw, &len))
+				if (cache_msg_size(v->cache, oid, &len))
 					continue;       /* gone meanwhile */
-				cache_index_add(l->idx, j->oids + i * CACHE_OID_LEN, raw, len, NULL,
-						why, sizeof(why));
-				free(raw);
+				/* a big message waits for the process's turn */
+				big = len > NET_BIG_MESSAGE;
+				if (big && net_big_enter(&v->stop, NULL))
+					break;
+				if (!cache_msg_get(v->cache, oid, &raw, &len)) {
+					cache_index_add(l->idx, oid, raw, len, NULL, why, sizeof(why));
+					free(raw);
+				}
 				/* small commits: the daemon's resident set stays
-				 * near a fill's while it indexes in the background */
-				if (i % 200 == 199)
+				 * near a fill's while it indexes in the background;
+				 * a big message's document goes at once */
+				if (big || i % 200 == 199)
 					cache_index_commit(l->idx, why, sizeof(why));
+				if (big)
+					net_big_leave();
 			}
 			cache_index_commit(l->idx, why, sizeof(why));
 		} else {

@@ -389,7 +389,7 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 	const char *args[] = { "cat-file", "--batch", NULL };
 	char *buf = NULL, line[256];
 	size_t i, cap = 0;
-	int in, out, err = 0;
+	int in, out, err = 0, big = 0;
 	FILE *f;
 	pid_t pid;
 
@@ -433,6 +433,13 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 			err = EFBIG;
 			break;
 		}
+		/* a big message waits for the process's turn, and its
+		 * buffer goes with it */
+		if (size > NET_BIG_MESSAGE) {
+			if ((err = net_big_enter(stop, NULL)))
+				break;
+			big = 1;
+		}
 		if (size + 1 > cap) {
 			char *t = realloc(buf, (size_t)size + 1);
 
@@ -450,7 +457,16 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 		res->bytes += (size_t)size;
 		res->messages++;
 		err = fn(arg, buf, (size_t)size);
+		if (big) {
+			free(buf);
+			buf = NULL;
+			cap = 0;
+			net_big_leave();
+			big = 0;
+		}
 	}
+	if (big)
+		net_big_leave();
 	close(in);
 	fclose(f);
 	if (reap(pid) && !err)

@@ -229,6 +229,7 @@ static int read_mbox(const char *path, int mboxo, const char *from, size_t max,
 		return ENOMEM;
 	}
 	net_mboxrd_set_mboxo(m, mboxo);
+	net_mboxrd_set_stop(m, stop, NULL);
 	/* what was there when we began: a writer appending meanwhile is read
 	 * next time */
 	while (pos < st.st_size && !err) {
@@ -303,7 +304,7 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 	static const char *const subs[] = { "new", "cur" };
 	long long since = 0, newest = 0;
 	time_t began = time(NULL);
-	int err = 0, i;
+	int err = 0, i, big;
 
 	if (sscanf(from, "maildir %lld", &since) != 1)
 		since = 0;
@@ -340,7 +341,13 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 				continue;
 			if (st.st_ctime > newest)
 				newest = st.st_ctime;
+			/* a big message waits for the process's turn */
+			big = st.st_size > NET_BIG_MESSAGE;
+			if (big && (err = net_big_enter(stop, NULL)))
+				break;
 			if ((err = read_file(p, max, &raw, &len))) {
+				if (big)
+					net_big_leave();
 				if (err == ENOENT) {    /* renamed meanwhile: seen in cur/ */
 					err = 0;
 					continue;
@@ -353,6 +360,8 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 			res->messages++;
 			err = fn(arg, raw, len);
 			free(raw);
+			if (big)
+				net_big_leave();
 		}
 		closedir(d);
 	}

@@ -9,6 +9,10 @@
  *   - blank messages are skipped.
  * Data before the first From_ line is an error: that is not an mbox
  * (EBADMSG, and net_mboxrd_why says what was found instead).
+ * Memory: a buffer grows past NET_BIG_MESSAGE only in the process's one
+ * turn for a big message (net_big_enter), and is freed when that message
+ * has been handed on; a long line of message text that cannot be a From_
+ * line goes straight into the message instead of being carried whole.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +33,9 @@ struct net_mboxrd {
 	size_t clen, ccap;
 	char *fline;            /* a line that may be a From_ line, NUL-ended */
 	size_t fcap;
+	int spill;              /* the carried line is going into msg as it comes */
+	int big;                /* this splitter has the turn (net_big_enter) */
+	atomic_int *stop, *cancel;
 	int in_msg;
 	int mboxo;
 	size_t count;
@@ -61,6 +68,8 @@ void net_mboxrd_free(net_mboxrd_t *m)
 {
 	if (!m)
 		return;
+	if (m->big)
+		net_big_leave();
 	regfree(&m->from_re);
 	free(m->msg);
 	free(m->carry);
@@ -71,6 +80,12 @@ void net_mboxrd_free(net_mboxrd_t *m)
 void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo)
 {
 	m->mboxo = mboxo;
+}
+
+void net_mboxrd_set_stop(net_mboxrd_t *m, atomic_int *stop, atomic_int *cancel)
+{
+	m->stop = stop;
+	m->cancel = cancel;
 }
 
 size_t net_mboxrd_count(const net_mboxrd_t *m)
@@ -101,10 +116,11 @@ static int not_mbox(net_mboxrd_t *m, const char *s, size_t len)
 	return EBADMSG;
 }
 
-static int grow(char **buf, size_t *cap, size_t need, size_t max)
+static int grow(net_mboxrd_t *m, char **buf, size_t *cap, size_t need, size_t max)
 {
 	size_t n = *cap ? *cap : 4096;
 	char *b;
+	int err;
 
 	if (need <= *cap)
 		return 0;
@@ -114,6 +130,11 @@ static int grow(char **buf, size_t *cap, size_t need, size_t max)
 		n *= 2;
 	if (n > max)
 		n = max;
+	if (n > NET_BIG_MESSAGE && !m->big) {
+		if ((err = net_big_enter(m->stop, m->cancel)))
+			return err;
+		m->big = 1;
+	}
 	b = realloc(*buf, n);
 	if (!b)
 		return ENOMEM;
@@ -168,19 +189,27 @@ static int is_from_line(net_mboxrd_t *m, const char *line, size_t len)
 		len--;
 	if (len > INT_MAX)
 		return 0;       /* regoff_t is an int: no date is that far */
-	if ((err = grow(&m->fline, &m->fcap, len + 1,
+	if ((err = grow(m, &m->fline, &m->fcap, len + 1,
 			m->max < SIZE_MAX ? m->max + 1 : m->max)))
 		return -err;
 	memcpy(m->fline, line, len);
 	m->fline[len] = '\0';
 	r[0].rm_so = 0;
 	r[0].rm_eo = (regoff_t)len;
-	return regexec(&m->from_re, m->fline, 1, r, REG_STARTEND) == 0;
+	err = regexec(&m->from_re, m->fline, 1, r, REG_STARTEND) == 0;
+	if (m->fcap > NET_BIG_MESSAGE) {
+		free(m->fline);
+		m->fline = NULL;
+		m->fcap = 0;
+	}
+	return err;
 }
 
 /* one whole line, including its '\n' (absent only at end of stream); no
  * line is longer than max, as the carry of a line cut by a chunk is not,
  * so the result does not depend on the chunking */
+static int append(net_mboxrd_t *m, const char *s, size_t len);
+
 static int line(net_mboxrd_t *m, const char *s, size_t len)
 {
 	int err;
@@ -210,11 +239,52 @@ static int line(net_mboxrd_t *m, const char *s, size_t len)
 			len--;
 		}
 	}
-	if ((err = grow(&m->msg, &m->mcap, m->mlen + len, m->max)))
+	return append(m, s, len);
+}
+
+static int append(net_mboxrd_t *m, const char *s, size_t len)
+{
+	int err;
+
+	if ((err = grow(m, &m->msg, &m->mcap, m->mlen + len, m->max)))
 		return err;
 	memcpy(m->msg + m->mlen, s, len);
 	m->mlen += len;
 	return 0;
+}
+
+/* After a whole line: what a big message left behind goes, and with it
+ * the turn, once no buffer is big any more. */
+static void settle(net_mboxrd_t *m)
+{
+	if (!m->big)
+		return;
+	if (!m->mlen && m->mcap > NET_BIG_MESSAGE) {
+		free(m->msg);
+		m->msg = NULL;
+		m->mcap = 0;
+	}
+	if (!m->clen && m->ccap > NET_BIG_MESSAGE) {
+		free(m->carry);
+		m->carry = NULL;
+		m->ccap = 0;
+	}
+	if (m->mcap <= NET_BIG_MESSAGE && m->ccap <= NET_BIG_MESSAGE &&
+	    m->fcap <= NET_BIG_MESSAGE) {
+		net_big_leave();
+		m->big = 0;
+	}
+}
+
+/* A carried line of message text longer than this, that is no From_ line
+ * nor (starting with '>') maybe an escaped one, goes into the message as
+ * it comes: it is not held twice. */
+#define SPILL_AT (64u << 10)
+
+static int spillable(const net_mboxrd_t *m)
+{
+	return m->in_msg && m->clen >= SPILL_AT && m->carry[0] != '>' &&
+	       memcmp(m->carry, "From ", 5);
 }
 
 int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
@@ -226,8 +296,12 @@ int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
 		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
 		size_t n = nl ? (size_t)(nl + 1 - buf) : (size_t)(end - buf);
 
-		if (m->clen || !nl) {
-			if ((err = grow(&m->carry, &m->ccap, m->clen + n, m->max)))
+		if (m->spill) {
+			if ((err = append(m, buf, n)))
+				return err;
+			m->spill = !nl;
+		} else if (m->clen || !nl) {
+			if ((err = grow(m, &m->carry, &m->ccap, m->clen + n, m->max)))
 				return err != EFBIG || m->in_msg ? err :
 				       m->clen ? not_mbox(m, m->carry, m->clen) :
 				       not_mbox(m, buf, n);
@@ -238,10 +312,18 @@ int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len)
 				m->clen = 0;
 				if (err)
 					return err;
+			} else if (spillable(m)) {
+				err = append(m, m->carry, m->clen);
+				m->clen = 0;
+				m->spill = 1;
+				if (err)
+					return err;
 			}
 		} else if ((err = line(m, buf, n))) {
 			return err;
 		}
+		if (nl)
+			settle(m);
 		buf += n;
 	}
 	return 0;
@@ -251,6 +333,7 @@ int net_mboxrd_finish(net_mboxrd_t *m)
 {
 	int err;
 
+	m->spill = 0;
 	if (m->clen) {
 		err = line(m, m->carry, m->clen);
 		m->clen = 0;
@@ -259,7 +342,10 @@ int net_mboxrd_finish(net_mboxrd_t *m)
 	}
 	if (m->in_msg) {
 		m->in_msg = 0;
-		return flush(m);
+		err = flush(m);
+	} else {
+		err = 0;
 	}
-	return 0;
+	settle(m);
+	return err;
 }

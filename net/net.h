@@ -78,6 +78,23 @@ void net_mboxrd_set_mboxo(net_mboxrd_t *m, int mboxo);
 int net_mboxrd_feed(net_mboxrd_t *m, const char *buf, size_t len);
 int net_mboxrd_finish(net_mboxrd_t *m);   /* flush the last message */
 size_t net_mboxrd_count(const net_mboxrd_t *m);
+/* the flags that make the splitter give up (ECANCELED) while it waits for
+ * its turn to hold a big message (see net_big_enter) */
+void net_mboxrd_set_stop(net_mboxrd_t *m, atomic_int *stop, atomic_int *cancel);
+
+/* Messages above NET_BIG_MESSAGE bytes are held one at a time in the whole
+ * process (bigmsg.c): net_big_enter waits for the turn (ECANCELED once
+ * *stop or *cancel is set; either may be NULL), net_big_leave ends it. */
+#define NET_BIG_MESSAGE (1u << 20)
+
+/* At most `max` searches at once per server host (hosts.c): enter waits
+ * for a slot (ECANCELED once *stop or *cancel is set) and gives a ticket
+ * to hand back to leave (NULL ticket: nothing to leave). */
+int net_host_enter(const char *url, int max, atomic_int *stop, atomic_int *cancel,
+		   char **ticket);
+void net_host_leave(char *ticket);
+int net_big_enter(atomic_int *stop, atomic_int *cancel);
+void net_big_leave(void);
 /* after EBADMSG: what the stream is instead, e.g. "not an mbox (its lines
  * end in CR only, with no LF)"; a static string */
 const char *net_mboxrd_why(const net_mboxrd_t *m);

@@ -224,6 +224,8 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 
 	memset(res, 0, sizeof(*res));
 	x.split = net_mboxrd_new(req->max_message, fn, arg);
+	if (x.split)
+		net_mboxrd_set_stop(x.split, req->stop, req->cancel);
 	x.gz = x.split ? net_gunzip_new(x.split) : NULL;
 	url = net_search_url(req);
 	x.curl = curl_easy_init();

@@ -16,8 +16,9 @@ tests.  The first path component picks the behaviour for POST /MODE/?q=..:
   slow404 404, then a body of 2 bytes a second (10 minutes)
   503     503 with Retry-After: 5 (public-inbox's limiter queue is full)
   429     429 with no Retry-After
-GET /_count/MODE answers how many POSTs MODE got; GET /_ua the last
-User-Agent header a POST carried.
+GET /_count/MODE answers how many POSTs MODE got; GET /_max/MODE the most
+POSTs to MODE answered at once; GET /_ua the last User-Agent header a POST
+carried.
   bomb    a From_ line followed by endless zeros (a gzip bomb)
   redirect  302 to another host
   biglen  a Content-Length of a terabyte, then the answer and a close
@@ -27,6 +28,11 @@ User-Agent header a POST carried.
   cronly  a valid gzip'd answer whose lines end in CR only (no LF at all)
   many    a fast endless stream of small distinct messages (up to a million)
   drip    ten messages, one every half second (about 5 s in all)
+  huge    one 60 MB message (a patch of repeated lines, ~60 KB gzip'd)
+          between two small ones
+  parts   one 7 MB message of 200,000 MIME parts between two small ones
+  hold*   the 'ok' answer after a second (to count searches at once;
+          hold, hold1, ... count apart)
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -68,6 +74,9 @@ def mboxrd(msgs=None):
 
 
 COUNTS = collections.Counter()
+ACTIVE = collections.Counter()
+MAXACT = collections.Counter()
+ACT_LOCK = threading.Lock()
 LAST_UA = [b""]
 
 
@@ -104,6 +113,8 @@ class H(http.server.BaseHTTPRequestHandler):
         parts = self.path.strip("/").split("/")
         if parts[0] == "_count" and len(parts) == 2:
             page = b"%d\n" % COUNTS[parts[1]]
+        elif parts[0] == "_max" and len(parts) == 2:
+            page = b"%d\n" % MAXACT[parts[1]]
         elif parts[0] == "_ua":
             page = LAST_UA[0] + b"\n"
         else:
@@ -119,6 +130,16 @@ class H(http.server.BaseHTTPRequestHandler):
         if n:
             self.rfile.read(n)
         mode = self.path.strip("/").split("/")[0].split("?")[0]
+        with ACT_LOCK:
+            ACTIVE[mode] += 1
+            MAXACT[mode] = max(MAXACT[mode], ACTIVE[mode])
+        try:
+            self.answer(mode)
+        finally:
+            with ACT_LOCK:
+                ACTIVE[mode] -= 1
+
+    def answer(self, mode):
         COUNTS[mode] += 1
         LAST_UA[0] = (self.headers.get("User-Agent") or "").encode()
         body = gzip.compress(mboxrd())
@@ -243,6 +264,46 @@ class H(http.server.BaseHTTPRequestHandler):
                                      z.flush(zlib.Z_SYNC_FLUSH))
                     self.wfile.flush()
                     time.sleep(0.5)
+                self.wfile.write(z.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        elif mode.startswith("hold"):
+            time.sleep(1)
+            self.head(200, length=len(body))
+            self.wfile.write(body)
+        elif mode == "huge":
+            self.head(200)
+            z = zlib.compressobj(9, zlib.DEFLATED, 31)
+            try:
+                self.wfile.write(z.compress(mboxrd([MSGS[0]])))
+                self.wfile.write(z.compress(
+                    b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+                    b"From: big\nSubject: [PATCH] huge\nDate: Mon, 02 Jun 2025 12:00:00 +0000\n"
+                    b"Message-ID: <huge@example.org>\n\n"
+                    b"diff --git a/big.c b/big.c\n--- a/big.c\n+++ b/big.c\n@@ -1 +1,750000 @@\n"))
+                line = b"+ int hostile_huge_line = 42;  /* padding */\n" * 1000
+                for _ in range(60000000 // len(line)):
+                    self.wfile.write(z.compress(line))
+                self.wfile.write(z.compress(b"\n" + mboxrd([MSGS[1]])))
+                self.wfile.write(z.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        elif mode == "parts":
+            self.head(200)
+            z = zlib.compressobj(9, zlib.DEFLATED, 31)
+            try:
+                self.wfile.write(z.compress(mboxrd([MSGS[0]])))
+                self.wfile.write(z.compress(
+                    b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
+                    b"From: parts\nSubject: many parts\nDate: Mon, 02 Jun 2025 12:00:00 +0000\n"
+                    b"Message-ID: <parts@example.org>\nMIME-Version: 1.0\n"
+                    b"Content-Type: multipart/mixed; boundary=b\n\n"))
+                part = b"--b\nContent-Type: text/plain\n\nx\n" * 1000
+                for _ in range(200):
+                    self.wfile.write(z.compress(part))
+                self.wfile.write(z.compress(b"--b--\n\n" + mboxrd([MSGS[1]])))
                 self.wfile.write(z.flush())
             except (BrokenPipeError, ConnectionResetError):
                 pass
