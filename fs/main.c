@@ -28,6 +28,7 @@ struct opts {
 	char *cache;
 	long refresh, timeout, first_wait, margin, refresh_all, empty_confirm;
 	long low_speed, deadline, backoff_max;
+	long max_refreshes, host_refreshes;
 	long max_message;
 	long map_size;          /* MiB */
 	char *cafile;
@@ -53,6 +54,8 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("margin=%ld", margin),
 	OPT("refresh_all=%ld", refresh_all),
 	OPT("empty_confirm=%ld", empty_confirm),
+	OPT("max_refreshes=%ld", max_refreshes),
+	OPT("host_refreshes=%ld", host_refreshes),
 	OPT("max_message=%ld", max_message),
 	OPT("map_size=%ld", map_size),
 	OPT("cafile=%s", cafile),
@@ -173,6 +176,8 @@ static void usage(FILE *f)
 "  -o refresh_all=SECONDS  refresh every view this often, listed or not\n"
 "  -o empty_confirm=SECONDS  an empty answer to a full search empties a\n"
 "                       view only when another this much later agrees (60)\n"
+"  -o max_refreshes=N   views searched at once; the rest wait their turn (8)\n"
+"  -o host_refreshes=N  searches at once per server, as lei's 4 (default 4)\n"
 "  -o max_message=BYTES largest message accepted (default 64 MiB)\n"
 "  -o map_size=MIB      most the cache may grow to (default 65536 MiB)\n"
 "  -o cafile=FILE       trust the CAs in FILE for HTTPS (instead of the system's)\n"
@@ -236,6 +241,8 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 		{ "backoff_max", offsetof(struct opts, backoff_max) },
 		{ "refresh_all", offsetof(struct opts, refresh_all) },
 		{ "empty_confirm", offsetof(struct opts, empty_confirm) },
+		{ "max_refreshes", offsetof(struct opts, max_refreshes) },
+		{ "host_refreshes", offsetof(struct opts, host_refreshes) },
 		{ "max_message", offsetof(struct opts, max_message) },
 		{ "map_size", offsetof(struct opts, map_size) },
 		{ "limit", offsetof(struct opts, limit) },
@@ -350,6 +357,8 @@ static int load_config(struct opts *o)
 	set_default(&o->backoff_max, 3600);
 	set_default(&o->refresh_all, 0);
 	set_default(&o->empty_confirm, 60);
+	set_default(&o->max_refreshes, 8);
+	set_default(&o->host_refreshes, 4);
 	set_default(&o->max_message, 64L << 20);
 	set_default(&o->map_size, 64L << 10);
 	set_default(&o->limit, 0);
@@ -442,7 +451,8 @@ int main(int argc, char *argv[])
 	struct opts o = { .refresh = UNSET, .timeout = UNSET, .first_wait = UNSET,
 			  .margin = UNSET,
 			  .low_speed = UNSET, .deadline = UNSET, .backoff_max = UNSET,
-			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET, .map_size = UNSET,
+			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET,
+			  .max_refreshes = UNSET, .host_refreshes = UNSET, .map_size = UNSET,
 			  .limit = UNSET, .insecure = -1 };
 	struct settings def = { 0 };
 	struct views_opts vo;
@@ -490,8 +500,11 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
-	if (o.low_speed < 0 || o.deadline <= 0 || o.backoff_max <= 0) {
-		fprintf(stderr, "leifs: low_speed must be >= 0; deadline, backoff_max > 0\n");
+	if (o.low_speed < 0 || o.deadline <= 0 || o.backoff_max <= 0 ||
+	    o.max_refreshes <= 0 || o.host_refreshes <= 0 || o.max_refreshes > 1024 ||
+	    o.host_refreshes > 1024) {
+		fprintf(stderr, "leifs: low_speed must be >= 0; deadline, backoff_max > 0; "
+			"max_refreshes, host_refreshes 1 to 1024\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -524,6 +537,7 @@ int main(int argc, char *argv[])
 		.first_wait = o.first_wait,
 		.margin = o.margin, .refresh_all = o.refresh_all,
 		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
+		.max_refreshes = (int)o.max_refreshes, .host_refreshes = (int)o.host_refreshes,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,

@@ -175,9 +175,17 @@ static void *run_source(void *arg)
 		log_debug("search %s skipped: %s", shown, r->res.error);
 		r->err = EBUSY;
 	} else {
-		log_debug("search %s q=%s", shown, r->q);
-		r->err = net_search(&req, on_message, &s, &r->res);
-		busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
+		char *ticket;
+
+		/* polite: host_refreshes searches at once per server */
+		r->err = net_host_enter(r->url, r->v->o.host_refreshes, &r->v->stop,
+					&r->l->cancel, &ticket);
+		if (!r->err) {
+			log_debug("search %s q=%s", shown, r->q);
+			r->err = net_search(&req, on_message, &s, &r->res);
+			net_host_leave(ticket);
+			busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
+		}
 	}
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);

@@ -46,7 +46,9 @@ struct live {
 	struct live *next;
 	int refs;
 	uint64_t id;
-	int refreshing;
+	int refreshing;         /* a refresh is queued or runs */
+	int queued;             /* ... and waits for a worker (max_refreshes) */
+	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */
 	atomic_ulong progress;  /* messages received by the running refresh */
 	atomic_int cancel;      /* the view was removed: its search stops */
@@ -84,7 +86,9 @@ struct views {
 				 * taken before lock */
 	pthread_cond_t done;    /* a refresh ended */
 	struct live *live;      /* protected by lock */
-	int running;            /* refresh threads; protected by lock */
+	int running;            /* refresh workers; protected by lock */
+	struct live *queue, **queue_end; /* refreshes waiting for a worker, in
+				 * order (each holds a reference); lock */
 	atomic_int stop;
 	char last_refusal[512]; /* protected by lock */
 	pthread_t timer;        /* refresh_all schedule */

@@ -4,6 +4,7 @@
  * view-config.c.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,11 +18,6 @@
 
 /* a waiting listing looks at the stop flag this often (nanoseconds) */
 #define WAIT_SLICE_NS 100000000L
-
-struct job {
-	views_t *v;
-	struct live *l;
-};
 
 cache_t *views_cache(views_t *v)
 {
@@ -124,6 +120,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 		if (query_git_dir(dates))
 			log_err("cannot make %s: dates of local queries will fail", dates);
 	}
+	v->queue_end = &v->queue;
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_mutex_init(&v->apply, NULL);
 	pthread_condattr_init(&ca);
@@ -155,6 +152,13 @@ void views_close(views_t *v)
 	pthread_mutex_lock(&v->lock);
 	while (v->running)
 		pthread_cond_wait(&v->done, &v->lock);
+	while (v->queue) {              /* never run: unmounted first */
+		l = v->queue;
+		v->queue = l->qnext;
+		l->refreshing = l->queued = 0;
+		live_put(l);
+	}
+	v->queue_end = &v->queue;
 	pthread_mutex_unlock(&v->lock);
 	for (l = v->live; l; l = next) {      /* no thread holds one now */
 		next = l->next;
@@ -357,24 +361,37 @@ int views_get(views_t *v, const char *name, struct cache_view *out)
 	return cache_view_get(v->cache, name, out);
 }
 
-static void *refresh_thread(void *arg)
+/* A worker: refreshes queued views, in order, until none is left.  At
+ * most max_refreshes run at once (refresh_all over many views queues
+ * them), so threads and connections are bounded by a setting. */
+static void *refresh_worker(void *arg)
 {
-	struct job *j = arg;
-	views_t *v = j->v;
+	views_t *v = arg;
 
 	pthread_mutex_lock(&v->lock);
-	do {
-		j->l->again = 0;
-		pthread_mutex_unlock(&v->lock);
-		view_search(v, j->l);
-		pthread_mutex_lock(&v->lock);
-	} while (j->l->again && !atomic_load(&v->stop));
-	j->l->refreshing = 0;
-	live_put(j->l);
+	while (v->queue && !atomic_load(&v->stop)) {
+		struct live *l = v->queue;
+
+		if (!(v->queue = l->qnext))
+			v->queue_end = &v->queue;
+		l->qnext = NULL;
+		l->queued = 0;
+		atomic_store(&l->progress, 0);
+		do {
+			l->again = 0;
+			pthread_mutex_unlock(&v->lock);
+			view_search(v, l);
+			pthread_mutex_lock(&v->lock);
+		} while (l->again && !atomic_load(&v->stop));
+		l->refreshing = 0;
+		live_put(l);
+		pthread_cond_broadcast(&v->done);
+	}
 	v->running--;
 	pthread_cond_broadcast(&v->done);
 	pthread_mutex_unlock(&v->lock);
-	free(j);
+	/* a search may have held a big message: give the memory back */
+	malloc_trim(0);
 	return NULL;
 }
 
@@ -383,34 +400,40 @@ static int start_refresh(views_t *v, struct live *l, int forced)
 {
 	pthread_attr_t attr;
 	pthread_t t;
-	struct job *j;
 	int err;
 
 	if (l->refreshing) {
-		l->again |= forced;
+		l->again |= forced && !l->queued;
 		return 0;
 	}
 	if (atomic_load(&v->stop))
 		return ESHUTDOWN;
-	j = malloc(sizeof(*j));
-	if (!j)
-		return ENOMEM;
-	j->v = v;
-	j->l = l;
-	l->refs++;              /* the thread's */
+	l->refs++;              /* the queue's, then the worker's */
 	l->refreshing = 1;
+	l->queued = 1;
 	atomic_store(&l->progress, 0);
+	*v->queue_end = l;
+	v->queue_end = &l->qnext;
+	if (v->running >= v->o.max_refreshes)
+		return 0;       /* a worker takes it when it is done */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &attr, refresh_thread, j);
+	err = pthread_create(&t, &attr, refresh_worker, v);
 	pthread_attr_destroy(&attr);
-	if (err) {
-		l->refreshing = 0;
+	if (err && !v->running) {
+		/* no worker at all to take it: unqueue it (it is the last) */
+		struct live **p = &v->queue;
+
+		while (*p != l)
+			p = &(*p)->qnext;
+		*p = NULL;
+		v->queue_end = p;
+		l->refreshing = l->queued = 0;
 		l->refs--;
-		free(j);
 		return err;
 	}
-	v->running++;
+	if (!err)
+		v->running++;
 	return 0;
 }
 

@@ -49,6 +49,8 @@ struct views_opts {
 	long empty_confirm;     /* seconds between two empty answers to full
 				 * searches of a view that has messages
 				 * before the view is emptied */
+	int max_refreshes;      /* views searched at once (the rest queue) */
+	int host_refreshes;     /* searches at once per server host */
 	size_t max_message;
 	size_t map_size;        /* LMDB map size */
 	const char *cafile;

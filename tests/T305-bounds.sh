@@ -118,6 +118,57 @@ test_expect_success 'backoff_max caps the back-off of a busy server' '
 '
 leifs_umount "$M"
 
+# searches at once: at most host_refreshes (default 4, as lei) per server,
+# max_refreshes (default 8) in all; the rest wait their turn, and each
+# view is filled in the end.  "hold" answers after a second; the server
+# counts the POSTs it answers at once.
+maxat() { curl -s "$H/_max/$1"; }
+many_views() {  # N: make N views and list them all at once
+	local i pids=
+	for i in $(seq "$1"); do mkdir "$M/queries/s:many$i" || return 1; done
+	for i in $(seq "$1"); do timeout 60 ls "$M/queries/s:many$i/cur" >/dev/null & pids="$pids $!"; done
+	wait $pids || return 1
+	for i in $(seq "$1"); do
+		[ "$(ls "$M/queries/s:many$i/cur" | wc -l)" -eq 2 ] || { echo "view $i not filled"; return 1; }
+	done
+}
+test_expect_success '24 views listed at once: 4 searches at a time on one server' '
+	leifs_mount "$M" -o "source=$H/hold/,cache=$C-many,timeout=60,refresh=3600" &&
+	many_views 24 &&
+	echo "at once: $(maxat hold)" && [ "$(maxat hold)" -le 4 ] && [ "$(maxat hold)" -ge 2 ]
+'
+leifs_umount "$M"
+
+test_expect_success 'host_refreshes=2: two at a time; max_refreshes=3 bounds two hosts in all' '
+	hold2=$(echo "$H" | sed "s/127.0.0.1/localhost/")/hold2/ &&
+	leifs_mount "$M" -o "source=$H/hold1/,cache=$C-many2,timeout=60,refresh=3600,host_refreshes=2" &&
+	many_views 8 &&
+	echo "at once: $(maxat hold1)" && [ "$(maxat hold1)" -le 2 ] &&
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$H/hold2/,source=$hold2,cache=$C-many3,timeout=60,refresh=3600,max_refreshes=3" &&
+	many_views 9 &&
+	echo "at once, by either name: $(maxat hold2)" && [ "$(maxat hold2)" -le 6 ] && [ "$(maxat hold2)" -ge 2 ]
+'
+leifs_umount "$M"
+
+test_expect_success 'refresh_all over 20 views keeps to 4 searches at a time' '
+	leifs_mount "$M" -o "source=$H/hold3/,cache=$C-all,timeout=60,refresh=3600" &&
+	for i in $(seq 20); do mkdir "$M/queries/s:all$i" || return 1; done &&
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$H/hold3/,cache=$C-all,timeout=60,refresh=3600,refresh_all=1" &&
+	test_wait_for 60 "[ \"\$(count hold3)\" -ge 20 ]" &&
+	echo "at once: $(maxat hold3)" && [ "$(maxat hold3)" -le 4 ]
+'
+leifs_umount "$M"
+
+test_expect_success 'max_refreshes and host_refreshes are checked at mount' '
+	mkdir -p "$M" &&
+	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,max_refreshes=0" "$M" 2>err &&
+	grep "max_refreshes, host_refreshes 1 to 1024" err &&
+	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,host_refreshes=0" "$M" 2>err &&
+	grep "max_refreshes, host_refreshes 1 to 1024" err
+'
+
 test_expect_success 'the daemon survived every case (no crash in the log)' '
 	! grep -i -E "sanitizer|segv|abort" "$TRASH/leifs.log"
 '
