@@ -84,7 +84,7 @@ int views_status(views_t *v, const char *name, char **out)
 	struct live *l;
 	uint64_t count = 0;
 	char last[64], ok[64];
-	int refreshing = 0, i, err;
+	int refreshing = 0, queued = 0, i, err;
 	unsigned long progress = 0;
 	char *buf = NULL, *last_query = NULL, *refusal = NULL;
 	uint64_t last_msgs = 0, last_bytes = 0, held = 0;
@@ -110,6 +110,7 @@ int views_status(views_t *v, const char *name, char **out)
 		if (l->id != cv.id)
 			continue;
 		refreshing = l->refreshing;
+		queued = l->queued;
 		progress = atomic_load(&l->progress);
 		last_query = l->last_query ? strdup(l->last_query) : NULL;
 		last_msgs = l->last_msgs;
@@ -137,7 +138,9 @@ int views_status(views_t *v, const char *name, char **out)
 	fprintf(f, "messages: %llu\n", (unsigned long long)count);
 	fprintf(f, "last-refresh: %s\n", last);
 	fprintf(f, "last-result: %s\n", ok);
-	if (refreshing)
+	if (refreshing && queued)
+		fputs("progress: waiting for a turn (max_refreshes)\n", f);
+	else if (refreshing)
 		fprintf(f, "progress: %lu received\n", progress);
 	if (last_query) {
 		fprintf(f, "last-query: %s\n", last_query);
