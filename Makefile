@@ -93,12 +93,12 @@ FUZZ_BINS = $(FUZZ_NAMES:%=fuzz-build/fuzz-%)
 fuzz-build/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) \
-		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -MD -MP -c -o $@ $<
 
 fuzz-build/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) -std=c++17 -D_GNU_SOURCE -g -O1 $(WARN) -I. $(PKG_CFLAGS) $(XAPIAN_CXXFLAGS) \
-		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -MD -MP -c -o $@ $<
 
 fuzz-build/fuzz-%: fuzz-build/tests/fuzz/fuzz-%.o $(FUZZ_LIB_OBJS)
 	$(FUZZ_CXX) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LIBS)
@@ -124,3 +124,6 @@ clean:
 
 .PHONY: all check bench clean install uninstall fuzz fuzz-bins FORCE
 -include $(OBJS:.o=.d)
+# the fuzz objects follow their headers too (a struct that grew once made a
+# stale harness overflow it)
+-include $(FUZZ_LIB_OBJS:.o=.d) $(FUZZ_NAMES:%=fuzz-build/tests/fuzz/fuzz-%.d)
