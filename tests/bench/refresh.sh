@@ -5,13 +5,26 @@
 # and what leifs fetched.  The archive is generated (THREADS threads, about
 # 3.5 messages each: the default makes about 10,000 matches).  lei saves the
 # search with --no-import-remote (as leifs, it only writes the maildir).
+# The archive is built once (about 10 minutes) and kept in
+# tests/.corpus-cache/refresh-gen-THREADS.
 BENCH_NAME=refresh
 . "$(dirname "$0")/lib-bench.sh"
 THREADS=${THREADS:-2900}
 
-W="$TRASH/pi"
-echo "building an archive of $THREADS threads..." >&2
-python3 "$TEST_DIR/gen-mail.py" -n "$THREADS" "$TRASH/mail" && pi_build "$W" "$TRASH/mail" || exit 1
+# the archive is kept for the next run, as warm-read.sh keeps its own; the
+# rounds add messages to it, so a pristine copy is kept next to it and put
+# back at the same path (public-inbox's config and extindex hold absolute
+# paths) before each run
+G="$TEST_DIR/.corpus-cache/refresh-gen-$THREADS"
+W="$G/pi"
+if [ ! -e "$G/.built" ]; then
+	echo "building an archive of $THREADS threads..." >&2
+	rm -rf "$G"
+	python3 "$TEST_DIR/gen-mail.py" -n "$THREADS" "$G/mail" && pi_build "$W" "$G/mail" &&
+		cp -a "$W" "$G/pi.orig" && touch "$G/.built" || exit 1
+else
+	rm -rf "$W" && cp -a "$G/pi.orig" "$W" || exit 1
+fi
 PORT=$(free_port)
 pi_start "$W" "$PORT" "$TRASH" || exit 1
 URL="http://127.0.0.1:$PORT/all/"
@@ -49,7 +62,8 @@ for r in $(seq "$RUNS"); do
 done
 l=$(median <"$TRASH/t.leifs"); e=$(median <"$TRASH/t.lei")
 printf 'incremental refresh: 10 new among %s cached (query %s)\n' "$(cat "$TRASH/n")" "$Q"
-printf '%-10s %10s %10s\n' what "median s" "vs leifs"
-printf '%-10s %10.3f %9.2fx\n' leifs "$l" 1
-printf '%-10s %10.3f %9.2fx\n' "lei up" "$e" "$(calc "$e / $l")"
+printf '%-10s %10s\n' what "median s"
+printf '%-10s %10.3f\n' leifs "$l"
+printf '%-10s %10.3f\n' "lei up" "$e"
+printf 'leifs / lei up: %.2fx (goal: <= 0.3x)\n' "$(calc "$l / $e")"
 printf 'leifs fetched per refresh: %s\n' "$(tail -n 1 "$TRASH/fetch.leifs")"
