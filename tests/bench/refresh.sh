@@ -34,7 +34,10 @@ M="$TRASH/mnt"; mkdir -p "$M"
 "$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=300,refresh=100000" "$M" || exit 1
 test_atexit "fusermount3 -u $M"
 V="$M/queries/$Q"
-mkdir "$V" && ls "$V/cur" | wc -l >"$TRASH/n"
+# the first listing shows what came within first_wait (1 s): wait for the
+# whole fill before counting and before the rounds
+mkdir "$V" && ls "$V/cur" >/dev/null &&
+	test_wait_for 600 "! grep -q '^state: refreshing' '$V/.status'" && ls "$V/cur" | wc -l >"$TRASH/n"
 mkdir -p "$TRASH/lei/run"
 lei_env lei q -q --no-import-remote --no-local --only "$URL" -o "$TRASH/lei-out" --stdin <<<"$Q" 2>/dev/null
 test_atexit "lei_env lei daemon-kill"
