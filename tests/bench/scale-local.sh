@@ -12,7 +12,8 @@
 #            ended (state fresh, last-refresh changed)
 #   ls -f x, grep x   warm, leifs / the same files on tmpfs (/dev/shm)
 #   HWM      the daemon's VmHWM once the fill is listed; idle: VmRSS after
-#            5 s idle; end: VmRSS after everything above
+#            5 s idle; then after everything above: RssAnon and RssFile
+#            (LMDB's pages mapped by reads) and VmHWM
 # Medians of RUNS (after a warm-up) for .status, refresh, ls and grep.
 BENCH_NAME=scale-local
 . "$(dirname "$0")/lib-bench.sh"
@@ -72,8 +73,8 @@ kib() { awk "/^$1:/ {print \$2}" "/proc/$pid/status"; }
 printf 'scale-local: generated local mbox, query s:bench (every message), fresh mount and cache per size\n'
 printf 'goals: .status <= 10 ms; refresh with nothing new <= 0.3 s; ls -f <= 2x tmpfs; RSS flat\n'
 printf 'medians of %s after a warm-up (first and full: one fill)\n\n' "$RUNS"
-printf '%8s %7s %8s %7s %8s %9s %9s %7s %7s %7s %7s %7s\n' msgs "first s" "first n" "1st msg" "full s" ".status ms" "refresh s" \
-	"ls -f x" "grep x" "HWM MiB" "idle" "end"
+printf '%8s %7s %8s %7s %8s %9s %9s %7s %7s %7s %7s %7s %7s %7s\n' msgs "first s" "first n" "1st msg" "full s" ".status ms" "refresh s" \
+	"ls -f x" "grep x" "HWM MiB" "idle" "anon" "file" "HWM end"
 for N in "$@"; do
 	rm -rf "$TRASH/cache" "$TRASH/bench.mbox"
 	gen_mbox "$N" >"$TRASH/bench.mbox" || exit 1
@@ -113,10 +114,10 @@ for N in "$@"; do
 	rm -rf "$T"; mkdir -p "$T"; cp -r "$V/cur" "$T/"
 	la=$(timeit ls -f "$V/cur"); lb=$(timeit ls -f "$T/cur")
 	ga=$(timeit grep -r -c Signed-off-by "$V/cur"); gb=$(timeit grep -r -c Signed-off-by "$T/cur")
-	end=$(kib VmRSS)
-	printf '%8d %7.2f %8d %7.2f %8.2f %9.2f %9.3f %7.2f %7.2f %7d %7d %7d\n' "$n" "$(calc "$t1 - $t0")" "$n1" \
+	anon=$(kib RssAnon); file=$(kib RssFile); hwm2=$(kib VmHWM)
+	printf '%8d %7.2f %8d %7.2f %8.2f %9.2f %9.3f %7.2f %7.2f %7d %7d %7d %7d %7d\n' "$n" "$(calc "$t1 - $t0")" "$n1" \
 		"$tm" "$(calc "$t2 - $t0")" "$(calc "$st / 200 * 1000")" "$r" "$(calc "$la / $lb")" "$(calc "$ga / $gb")" \
-		"$((hwm / 1024))" "$((idle / 1024))" "$((end / 1024))"
+		"$((hwm / 1024))" "$((idle / 1024))" "$((anon / 1024))" "$((file / 1024))" "$((hwm2 / 1024))"
 	echo "  $N: ls -f $la s vs $lb s, grep -r $ga s vs $gb s; after the refreshes:" $(grep -e "^source" -e "^last-" "$V/.status") >&2
 	rm -rf "$T"
 	fusermount3 -u "$M" || fusermount3 -u -z "$M"
@@ -125,5 +126,5 @@ for N in "$@"; do
 done
 printf '\nfirst: mkdir until the first ls -f cur returns (first n: what it listed);\n'
 printf '1st msg: until .status counts a message; full: until the whole fill is listed;\n'
-printf '.status: one read; HWM: VmHWM after the fill; idle: VmRSS\n'
-printf '5 s later; end: VmRSS after the timings\n'
+printf '.status: one read; HWM: VmHWM after the fill; idle: VmRSS 5 s later;\n'
+printf 'anon, file: RssAnon and RssFile after the timings; HWM end: VmHWM then\n'
