@@ -288,6 +288,10 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 	}
 	if ((err = node_view(v, n, &cv)))
 		return err;
+	/* a client watching the view (mail_check stats new/ and cur/) gets
+	 * its new mail without listing it */
+	if (n->kind == N_VIEW || n->kind == N_CUR || n->kind == N_NEW)
+		views_watched(v, &cv);
 	switch (n->kind) {
 	case N_VIEW:
 		dir_attr(st, (time_t)cv.created);

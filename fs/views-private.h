@@ -50,6 +50,9 @@ struct live {
 	int queued;             /* ... and waits for a worker (max_refreshes) */
 	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */
+	time_t watched_until;   /* a client stats it: refreshed on its interval
+				 * by the timer until then (views_watched) */
+	long watch_every;       /* its interval, as of the last stat */
 	atomic_ulong progress;  /* messages received by the running refresh */
 	atomic_int cancel;      /* the view was removed: its search stops */
 	struct empty_src *empty;  /* sources whose answer to a full search of

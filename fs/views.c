@@ -444,36 +444,112 @@ void views_wake(views_t *v)
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* the view's refresh interval: its own, else the mount's */
+static long view_every(views_t *v, const struct cache_view *cv)
+{
+	struct settings set;
+	long every = v->o.refresh;
+
+	if (!view_settings(v, cv, &set)) {
+		every = set.refresh;
+		settings_free(&set);
+	}
+	return every;
+}
+
+/* lock held: whether the view is due for a refresh by the policy */
+static int due(views_t *v, const struct live *l, const struct cache_view *cv, long every)
+{
+	/* a view holding mail after an empty answer asks again soon */
+	if (l->held && v->o.empty_confirm < every)
+		every = v->o.empty_confirm;
+	return cv->last_try == 0 || time(NULL) - cv->last_try >= every;
+}
+
+/* how long a view stays watched after a client's last stat of it */
+#define WATCH_TTL 300
+
+void views_watched(views_t *v, const struct cache_view *cv)
+{
+	long every = view_every(v, cv);
+	struct live *l;
+
+	/* refresh=0 asks at every listing; a stat is not one */
+	if (every <= 0 || cv->last_try == 0)
+		return;
+	pthread_mutex_lock(&v->lock);
+	if (!atomic_load(&v->stop) && (l = live_get(v, cv->id, cv->name))) {
+		/* the timer keeps it current from now on, so that the
+		 * client's next check finds the new mail */
+		l->watched_until = time(NULL) + WATCH_TTL;
+		l->watch_every = every;
+		if (!l->refreshing && due(v, l, cv, every))
+			start_refresh(v, l, 0);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* The timer's part for watched views: each one due by its interval is
+ * refreshed, so that a client checking every few seconds sees new mail
+ * within the interval plus its own check period. */
+static void refresh_watched(views_t *v)
+{
+	time_t now = time(NULL);
+	char **names = NULL;
+	size_t n = 0, i;
+	struct live *l;
+
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next) {
+		char **t;
+
+		if (l->watched_until < now || l->refreshing)
+			continue;
+		if (!(t = realloc(names, (n + 1) * sizeof(*names))))
+			break;
+		names = t;
+		if (!(names[n] = strdup(l->name)))
+			break;
+		n++;
+	}
+	pthread_mutex_unlock(&v->lock);
+	for (i = 0; i < n; i++) {
+		struct cache_view cv;
+
+		if (!cache_view_get(v->cache, names[i], &cv)) {
+			pthread_mutex_lock(&v->lock);
+			if (!atomic_load(&v->stop) && (l = live_get(v, cv.id, cv.name)) &&
+			    !l->refreshing && l->watched_until >= now &&
+			    due(v, l, &cv, l->watch_every))
+				start_refresh(v, l, 0);
+			pthread_mutex_unlock(&v->lock);
+			cache_view_release(&cv);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
 int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)
 {
 	struct cache_view cv;
 	struct live *l;
 	struct timespec deadline;
-	time_t now = time(NULL);
 	int err;
-
-	struct settings set;
-	long every = v->o.refresh;
+	long every;
 
 	if (filling)
 		*filling = 0;
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
-	if (!view_settings(v, &cv, &set)) {
-		every = set.refresh;    /* the view's own interval, if it has one */
-		settings_free(&set);
-	}
+	every = view_every(v, &cv);     /* the view's own interval, if it has one */
 	pthread_mutex_lock(&v->lock);
 	l = live_get(v, cv.id, name);
 	if (!l) {
 		err = ENOMEM;
 		goto out;
 	}
-	/* a view holding mail after an empty answer asks again soon */
-	if (l->held && v->o.empty_confirm < every)
-		every = v->o.empty_confirm;
-	if ((cv.last_try == 0 || now - cv.last_try >= every) &&
-	    (err = start_refresh(v, l, 0))) {
+	if (due(v, l, &cv, every) && (err = start_refresh(v, l, 0))) {
 		/* the listing still answers from the cache */
 		if (err != ESHUTDOWN)
 			log_err("cannot start a refresh of %s: %s", name, strerror(err));
@@ -605,20 +681,27 @@ static int refresh_if_due(void *arg, const struct cache_view *cv)
 	return 0;
 }
 
-/* lei up --all on a timer: every view whose last search is older than
- * refresh_all, checked every few seconds, so views made meanwhile join */
+/* Each second: views that clients watch (views_watched); and, with
+ * refresh_all (lei up --all on a timer), every view whose last search is
+ * older than that, checked every few seconds, so views made meanwhile
+ * join. */
 static void *timer_thread(void *arg)
 {
 	views_t *v = arg;
 	long tick = v->o.refresh_all < 10 ? v->o.refresh_all : 10;
+	time_t next_all = 0;
 
 	while (!atomic_load(&v->stop)) {
 		struct timespec until;
 		struct due d = { v, time(NULL) };
 
-		cache_view_each(v->cache, refresh_if_due, &d);
+		if (v->o.refresh_all > 0 && d.now >= next_all) {
+			cache_view_each(v->cache, refresh_if_due, &d);
+			next_all = d.now + (tick > 0 ? tick : 1);
+		}
+		refresh_watched(v);
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += tick > 0 ? tick : 1;
+		until.tv_sec += 1;
 		pthread_mutex_lock(&v->lock);
 		while (!atomic_load(&v->stop) &&
 		       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
@@ -632,8 +715,6 @@ int views_start(views_t *v)
 {
 	int err;
 
-	if (v->o.refresh_all <= 0)
-		return 0;
 	if ((err = pthread_create(&v->timer, NULL, timer_thread, v)))
 		return err;
 	v->timer_running = 1;

@@ -65,7 +65,7 @@ struct views_opts {
 typedef struct views views_t;
 
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen);
-/* Start the refresh_all schedule, if any (after daemonizing). */
+/* Start the timer (after daemonizing): watched views, refresh_all. */
 int views_start(views_t *v);
 /* Ask every running search and waiting listing to stop, at the next
  * message or within a fraction of a second; nothing else.  Safe in a
@@ -106,6 +106,15 @@ int views_get(views_t *v, const char *name, struct cache_view *out);
  * fill going on.  *filling (may be NULL) is set to 1 when the first fill
  * still runs, i.e. what the cache holds now is not all of it. */
 int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling);
+/* A client looks at the view (a stat of it, or of its cur/ new/, as
+ * neomutt's mail_check and sidebars do): when it is due by the same
+ * policy as a listing, a refresh starts in the background; never waits.
+ * The view is then "watched" for 5 minutes from the last such stat: the
+ * timer refreshes it each time it is due, so a client checking every few
+ * seconds sees new mail within the view's interval plus its check period.
+ * Not for a view never filled, nor with a refresh interval of 0 (every
+ * listing): only listings start those. */
+void views_watched(views_t *v, const struct cache_view *cv);
 /* Wake listings waiting in views_listing() to look at their flags again. */
 void views_wake(views_t *v);
 

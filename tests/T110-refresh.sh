@@ -124,11 +124,50 @@ test_expect_success 'rmdir then mkdir starts fresh' '
 	! ls "$V/cur" | grep -q ":2,.*[FS]" && [ -z "$(ls "$V/new")" ] &&
 	ls "$V/cur" | grep -q "${g%%:*}"
 '
+# a client that only stats the maildir (neomutt's mail_check) gets new
+# mail: a stat of new/ or cur/ refreshes a view due by its interval, in the
+# background; nothing else lists the view meanwhile (a view with mail:
+# neomutt reads an empty maildir again at each check anyway)
+if command -v neomutt >/dev/null && command -v tmux >/dev/null; then
+	. "$TEST_DIR/lib-tmux.sh"
+	test_expect_success 'an open neomutt shows new mail within the interval + mail_check, nobody listing' '
+		L="$M/queries/s:rtc OR s:livemail" &&
+		mkdir "$L" && cnt=$(ls "$L/cur" | wc -l) && [ "$cnt" -gt 5 ] &&
+		cat >"$TRASH/neomuttrc-live" <<-EOC &&
+		set mbox_type=Maildir
+		set folder="$M/queries"
+		set header_cache=""
+		set mail_check=5
+		set timeout=1
+		set status_format="STATUS msgs=%m"
+		set index_format="IDX %s"
+		set help=no
+		EOC
+		tmux_start live "TERM=xterm-256color neomutt -n -F $TRASH/neomuttrc-live -f \"$L\"" &&
+		tmux_wait live "STATUS msgs=$cnt( |$)" 20 &&
+		new_mail "[PATCH] rtc: livemail arrives" &&
+		start=$(date +%s) &&
+		tmux_wait live "STATUS msgs=$((cnt + 1))( |$)" 20 &&
+		grep -l "livemail arrives" "$L"/new/* &&
+		echo "shown after $(($(date +%s) - start)) s" &&
+		[ $(($(date +%s) - start)) -le 10 ] &&
+		tmux_keys live q && test_wait_for 10 "tmux_gone live"
+	'
+	tmux_stop
+else
+	test_skip 'an open neomutt shows new mail' 'neomutt or tmux is not installed'
+fi
+test_expect_success 'a stat of a view due for a refresh starts one, and does not wait for it' '
+	before=$(status "$V" last-refresh) && sleep 1.1 &&
+	timeout 2 stat "$V/new" >/dev/null &&
+	test_wait_for 10 "[ \"\$(status \"$V\" last-refresh)\" != \"$before\" ]"
+'
 test_expect_success 'listings within the refresh interval do not search' '
 	leifs_umount "$M" &&
 	leifs_mount "$M" -o "source=$URL,cache=$TRASH/cache,refresh=3600,timeout=10" &&
 	before=$(status "$V" last-refresh) && sleep 1.1 &&
 	ls "$V/cur" "$V/new" >/dev/null && ls "$V" >/dev/null && ls "$V/cur" >/dev/null &&
+	stat "$V" "$V/cur" "$V/new" >/dev/null &&
 	sleep 0.5 && [ "$(status "$V" last-refresh)" = "$before" ] &&
 	grep -q "^state: fresh" "$V/.status"
 '
