@@ -71,6 +71,8 @@ struct run {
 	struct net_res res;
 	uint64_t imported;      /* local: new in the archive */
 	int64_t next_try;       /* busy (EBUSY): no request before then */
+	int full;               /* a full search (the memo of a local source
+				 * does not skip it) */
 	int err;
 };
 
@@ -147,6 +149,28 @@ static void busy_result(views_t *v, const char *url, int err, struct net_res *re
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* the view's memo of local source r->url, made if need be (NULL: none,
+ * out of memory: the search just runs) */
+static struct local_memo *memo_get(struct run *r)
+{
+	struct local_memo *m;
+
+	pthread_mutex_lock(&r->v->lock);
+	for (m = r->l->memos; m; m = m->next)
+		if (!strcmp(m->spec, r->url))
+			break;
+	if (!m && (m = calloc(1, sizeof(*m))) && !(m->spec = strdup(r->url))) {
+		free(m);
+		m = NULL;
+	}
+	if (m && !m->next && m != r->l->memos) {
+		m->next = r->l->memos;
+		r->l->memos = m;
+	}
+	pthread_mutex_unlock(&r->v->lock);
+	return m;
+}
+
 static void *run_source(void *arg)
 {
 	struct run *r = arg;
@@ -168,9 +192,19 @@ static void *run_source(void *arg)
 		/* the whole query every time: an import may bring mail of any
 		 * date, so a dt: bound would miss it; what the view has is
 		 * skipped cheaply */
+		struct local_memo *m = memo_get(r);
+
 		log_debug("search %s q=%s", shown, r->full_q);
+		if (m)
+			m->full = r->full;
 		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
-					   &r->res, &r->imported);
+					   &r->res, &r->imported, m);
+		if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
+			free(m->q);     /* stored: what the next search compares */
+			m->q = m->next_q;
+			m->gen = m->next_gen;
+			m->next_q = NULL;
+		}
 	} else if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
 		log_debug("search %s skipped: %s", shown, r->res.error);
 		r->err = EBUSY;
@@ -312,6 +346,7 @@ void view_search(views_t *v, struct live *l)
 		r->l = l;
 		r->url = set.sources[i];
 		r->full_q = norm;
+		r->full = full;
 		/* lei remote threads: t=1; flag-hits flags nothing remote
 		 * (LeiXSearch flags hits of local externals only) */
 		r->threads = set.threads != THREADS_OFF;

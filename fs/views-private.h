@@ -68,6 +68,8 @@ struct live {
 	uint64_t pending_gen;
 	struct settings set;    /* the view's settings, parsed (view_settings) */
 	int has_set;            /* set is valid; cleared when .config changes */
+	struct local_memo *memos; /* per local source (view-local.c); used by
+				   * the one refresh of the view at a time */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */
@@ -127,9 +129,21 @@ void view_search(views_t *v, struct live *l);
  * `query` matches to `batch`; res as net_search's. */
 struct net_res;
 int view_is_local(const char *src);
+/* What a view's last search of a local source was (in its live state, one
+ * per source): an incremental search with the same index generation and
+ * the same query (dates resolved) is skipped, as it can find nothing new.
+ * The caller sets full, and takes next_gen/next_q into gen/q once the
+ * search's batch is stored. */
+struct local_memo {
+	struct local_memo *next;
+	char *spec;
+	int full;
+	unsigned long gen, next_gen;
+	char *q, *next_q;
+};
 int view_local_search(views_t *v, const char *spec, const char *query,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
-		      uint64_t *imported);
+		      uint64_t *imported, struct local_memo *memo);
 void view_local_close(views_t *v);
 /* Index messages of the store (n blob ids) that came from remote source
  * `url`, in a background thread; searched as source "cache:URL". */

@@ -77,6 +77,15 @@ static void live_free(struct live *l)
 	free_empty(l->empty);
 	if (l->has_set)
 		settings_free(&l->set);
+	while (l->memos) {
+		struct local_memo *m = l->memos;
+
+		l->memos = m->next;
+		free(m->spec);
+		free(m->q);
+		free(m->next_q);
+		free(m);
+	}
 	free(l);
 }
 
