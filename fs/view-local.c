@@ -416,7 +416,14 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	memset(res, 0, sizeof(*res));
 	*imported = 0;
 	if (!strncmp(spec, "cache:", 6)) {
-		/* what remote source URL sent, as indexed: no import */
+		struct stat st;
+
+		/* what remote source URL sent, as indexed: no import; with
+		 * index_remote = 0 an index never made stays unmade (and
+		 * finds nothing) */
+		index_dir(v, spec + 6, dates, sizeof(dates));
+		if (!v->o.index_remote && stat(dates, &st) && errno == ENOENT)
+			return 0;
 		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
 			return err;
 	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
