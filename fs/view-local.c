@@ -203,6 +203,7 @@ static void *indexer(void *arg)
 
 			url_shown(j->url, shown, sizeof(shown));
 			log_err("cannot index mail of %s: %s", shown, why);
+			atomic_fetch_add(&v->idx_done, j->n);   /* none waits now */
 		}
 		free_job(j);
 	}
