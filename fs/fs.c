@@ -119,7 +119,8 @@ static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
 
 /* ---- generated files ----
  *
- * .query, .status, .refresh and queries/.status are text made when asked.
+ * .query, .status, .refresh, queries/.status and queries/.refresh are text
+ * made when asked.
  * leifs answers open() with ENOSYS (FUSE's no-open mode): opening a message
  * then costs no round trip at all, which is what makes grep -r over a view
  * run near tmpfs speed.  The price is that no open file has a handle of its
@@ -148,6 +149,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 			return EIO;
 		return views_status(v, n->view, out);
 	case N_REFRESH:
+	case N_QREFRESH:
 		*out = strdup("");
 		return *out ? 0 : ENOMEM;
 	case N_CONFIG:
@@ -173,7 +175,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 static int is_generated(int kind)
 {
 	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
-	       kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
+	       kind == N_QREFRESH || kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 
 /* make the text afresh and keep it for the reads that follow */
@@ -261,6 +263,9 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		return 0;
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
+		return text_attr(v, n, st, timeout);
+	case N_QREFRESH:
+		file_attr(st, 0644, 0, mount_time);
 		return text_attr(v, n, st, timeout);
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
@@ -410,6 +415,10 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 			n = node_lookup(N_QSTATUS, 0, NULL, NULL);
 			break;
 		}
+		if (!strcmp(name, ".refresh")) {
+			n = node_lookup(N_QREFRESH, 0, NULL, NULL);
+			break;
+		}
 		if ((err = GUARD(v, views_get(v, name, &cv))))
 			return err;
 		n = node_lookup(N_VIEW, cv.id, name, NULL);
@@ -530,7 +539,7 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t siz
 	}
 	/* truncating .query or .refresh is the first half of rewriting it */
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n->kind != N_QUERY && n->kind != N_REFRESH &&
-	    n->kind != N_CONFIG && n->kind != N_UNHIDE)
+	    n->kind != N_QREFRESH && n->kind != N_CONFIG && n->kind != N_UNHIDE)
 		return EROFS;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && (n->kind == N_QUERY || n->kind == N_CONFIG)) {
 		char *empty = size == 0 ? calloc(1, 1) : NULL;
@@ -563,6 +572,8 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t siz
 	/* touch .refresh: refresh now */
 	if (n->kind == N_REFRESH && (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)))
 		return views_refresh(v, n->view, 0);
+	if (n->kind == N_QREFRESH && (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)))
+		return views_refresh_all(v, 0);
 	/* other time changes are accepted and ignored: clients (mbsync,
 	 * cp -p) set them as a courtesy */
 	return 0;
@@ -771,6 +782,7 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		break;
 	case N_QUERIES:
 		dir_add(req, d, ".status", 3, S_IFREG);
+		dir_add(req, d, ".refresh", 4, S_IFREG);
 		err = GUARD(v, cache_view_each(views_cache(v), add_view, &c));
 		break;
 	case N_VIEW:
@@ -926,7 +938,8 @@ static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (p->kind == N_QUERIES)
-		err = strcmp(name, ".status") ? views_remove(V(req), name) : ENOTDIR;
+		err = strcmp(name, ".status") && strcmp(name, ".refresh") ?
+		      views_remove(V(req), name) : ENOTDIR;
 	else if (p->kind == N_VIEW && view_child(name) >= 0 && view_child(name) <= N_TMP) {
 		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
 		 * view's own rmdir, and gives up on the view if one fails:
@@ -1117,8 +1130,8 @@ static void fs_init_conn(void *userdata, struct fuse_conn_info *conn)
 
 static int may_write(int kind)
 {
-	return kind == N_QUERY || kind == N_REFRESH || kind == N_FILE || kind == N_CONFIG ||
-	       kind == N_UNHIDE;
+	return kind == N_QUERY || kind == N_REFRESH || kind == N_QREFRESH || kind == N_FILE ||
+	       kind == N_CONFIG || kind == N_UNHIDE;
 }
 
 /* Where the kernel cannot skip opens, answer them with the same flags it
@@ -1431,6 +1444,9 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 	case N_REFRESH:
 		/* any write asks for a refresh; "full" for a full one */
 		return views_refresh(v, n->view, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
+	case N_QREFRESH:
+		/* the same for every view */
+		return views_refresh_all(v, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
 	case N_QUERY:
 	case N_CONFIG:
 		return text_write(v, n, pid, buf, size, off);

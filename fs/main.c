@@ -37,6 +37,7 @@ struct opts {
 	char *threads, *dedupe; /* view settings' defaults (settings.h) */
 	long limit;
 	int insecure;           /* -1: not given */
+	int index_remote;       /* -1: not given; else 0 or 1 */
 	int show_help, show_version;
 	char **sources;
 	int nsources;
@@ -65,6 +66,7 @@ static const struct fuse_opt leifs_opts[] = {
 	OPT("dedupe=%s", dedupe),
 	OPT("limit=%ld", limit),
 	OPT("insecure", insecure),
+	OPT("index_remote=%d", index_remote),
 	FUSE_OPT_KEY("source=", 1),
 	FUSE_OPT_KEY("-h", 2),
 	FUSE_OPT_KEY("--help", 2),
@@ -183,6 +185,8 @@ static void usage(FILE *f)
 "  -o cafile=FILE       trust the CAs in FILE for HTTPS (instead of the system's)\n"
 "  -o proxy=URL         HTTP(S) proxy (default: the *_proxy variables)\n"
 "  -o insecure          do not verify TLS certificates (never the default)\n"
+"  -o index_remote=0|1  index mail of remote sources in the background, for\n"
+"                       cache:URL sources (default 1)\n"
 "  -o config=FILE       read FILE (default $XDG_CONFIG_HOME/leifs/config)\n"
 "  -o threads=true|false|flag-hits  whole threads of the matches (lei q -t)\n"
 "  -o dedupe=content|oid|mid|none   how copies of a message are told apart\n"
@@ -309,6 +313,11 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 				goto bad;
 			if (o->insecure < 0)
 				o->insecure = b;
+		} else if (!strcmp(key, "index_remote")) {
+			if (config_bool(it->value, &b))
+				goto bad;
+			if (o->index_remote < 0)
+				o->index_remote = b;
 		} else {
 			goto unknown;
 		}
@@ -364,6 +373,8 @@ static int load_config(struct opts *o)
 	set_default(&o->limit, 0);
 	if (o->insecure < 0)
 		o->insecure = 0;
+	if (o->index_remote < 0)
+		o->index_remote = 1;
 	return err;
 }
 
@@ -453,7 +464,7 @@ int main(int argc, char *argv[])
 			  .low_speed = UNSET, .deadline = UNSET, .backoff_max = UNSET,
 			  .refresh_all = UNSET, .empty_confirm = UNSET, .max_message = UNSET,
 			  .max_refreshes = UNSET, .host_refreshes = UNSET, .map_size = UNSET,
-			  .limit = UNSET, .insecure = -1 };
+			  .limit = UNSET, .insecure = -1, .index_remote = -1 };
 	struct settings def = { 0 };
 	struct views_opts vo;
 	struct fuse_session *se = NULL;
@@ -500,6 +511,11 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_opts;
 	}
+	if (o.index_remote != 0 && o.index_remote != 1) {
+		fprintf(stderr, "leifs: index_remote is 0 or 1\n");
+		ret = 2;
+		goto out_opts;
+	}
 	if (o.low_speed < 0 || o.deadline <= 0 || o.backoff_max <= 0 ||
 	    o.max_refreshes <= 0 || o.host_refreshes <= 0 || o.max_refreshes > 1024 ||
 	    o.host_refreshes > 1024) {
@@ -539,7 +555,7 @@ int main(int argc, char *argv[])
 		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
 		.max_refreshes = (int)o.max_refreshes, .host_refreshes = (int)o.host_refreshes,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
-		.insecure = o.insecure, .proxy = o.proxy,
+		.insecure = o.insecure, .proxy = o.proxy, .index_remote = o.index_remote,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 	};
 	for (i = 0; i < vo.nsources; i++) {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "cache/index.h"
@@ -57,13 +58,26 @@ int views_is_internal(const char *name)
 	return name[0] == '\001';
 }
 
+/* the directory of spec's index: named for the source, not by it, never a
+ * path made of what a user or a server wrote */
+static void index_dir(views_t *v, const char *spec, char *dir, size_t len)
+{
+	unsigned char h[EVP_MAX_MD_SIZE];
+	char hex[17];
+	int i;
+
+	EVP_Digest(spec, strlen(spec), h, NULL, EVP_sha256(), NULL);
+	for (i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	snprintf(dir, len, "%s/index/%s", v->o.cache_dir, hex);
+}
+
 static int open_local(views_t *v, const char *spec, struct local **out, char *why,
 		      size_t whylen)
 {
-	unsigned char h[EVP_MAX_MD_SIZE];
-	char dir[4096], hex[17];
+	char dir[4096];
 	struct local *l = NULL;
-	int err = 0, i;
+	int err = 0;
 
 	pthread_mutex_lock(&v->lock);
 	for (l = v->locals; l; l = l->next)
@@ -74,18 +88,13 @@ static int open_local(views_t *v, const char *spec, struct local **out, char *wh
 		*out = l;
 		return 0;
 	}
-	/* the directory is named for the source, not by it: never a path
-	 * made of what a user or a server wrote */
-	EVP_Digest(spec, strlen(spec), h, NULL, EVP_sha256(), NULL);
-	for (i = 0; i < 8; i++)
-		snprintf(hex + 2 * i, 3, "%02x", h[i]);
 	snprintf(dir, sizeof(dir), "%s/index", v->o.cache_dir);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = errno;
 		snprintf(why, whylen, "cannot make the index directory: %s", strerror(err));
 		goto out;
 	}
-	snprintf(dir, sizeof(dir), "%s/index/%s", v->o.cache_dir, hex);
+	index_dir(v, spec, dir, sizeof(dir));
 	if (!(l = calloc(1, sizeof(*l))) || !(l->spec = strdup(spec))) {
 		err = ENOMEM;
 		goto out;
@@ -110,9 +119,11 @@ static void *indexer(void *arg);
 
 void view_index_later(views_t *v, const char *url, const unsigned char *oids, size_t n)
 {
-	struct index_job *j = calloc(1, sizeof(*j)), **p;
+	struct index_job *j, **p;
 
-	if (!j || !(j->url = strdup(url)) || !(j->oids = malloc(n * CACHE_OID_LEN))) {
+	if (!v->o.index_remote || !n)
+		return;         /* -o index_remote=0: cache:URL finds nothing new */
+	if (!(j = calloc(1, sizeof(*j))) || !(j->url = strdup(url)) || !(j->oids = malloc(n * CACHE_OID_LEN))) {
 		if (j)
 			free(j->url);
 		free(j);
@@ -120,6 +131,7 @@ void view_index_later(views_t *v, const char *url, const unsigned char *oids, si
 	}
 	memcpy(j->oids, oids, n * CACHE_OID_LEN);
 	j->n = n;
+	atomic_fetch_add(&v->idx_queued, n);
 	pthread_mutex_lock(&v->lock);
 	for (p = &v->jobs; *p; p = &(*p)->next)
 		;
@@ -167,6 +179,7 @@ static void *indexer(void *arg)
 				size_t len = 0;
 				int big;
 
+				atomic_fetch_add(&v->idx_done, 1);
 				if (cache_msg_size(v->cache, oid, &len))
 					continue;       /* gone meanwhile */
 				/* a big message waits for the process's turn */
@@ -192,10 +205,61 @@ static void *indexer(void *arg)
 
 			url_shown(j->url, shown, sizeof(shown));
 			log_err("cannot index mail of %s: %s", shown, why);
+			atomic_fetch_add(&v->idx_done, j->n);   /* none waits now */
 		}
 		free_job(j);
 	}
 	return NULL;    /* at unmount */
+}
+
+/* bytes of the files in dir (an index is one flat directory) */
+static uint64_t dir_bytes(const char *dir)
+{
+	char path[4096 + 260];
+	struct dirent *d;
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *dp = opendir(dir);
+
+	if (!dp)
+		return 0;
+	while ((d = readdir(dp))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (d->d_name[0] != '.' && !lstat(path, &st) && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(dp);
+	return sum;
+}
+
+void view_index_status(views_t *v, FILE *f)
+{
+	unsigned long queued = atomic_load(&v->idx_queued), done = atomic_load(&v->idx_done);
+	struct local *l, *first;
+	char dir[4096];
+
+	if (!v->o.index_remote) {
+		fputs("index-remote: off (index_remote = 0): remote mail is not indexed, "
+		      "cache:URL sources find only what was indexed before\n", f);
+		return;
+	}
+	fprintf(f, "index-remote: on, %lu messages queued, %lu indexed since mount\n",
+		queued > done ? queued - done : 0, done);
+	/* locals are only added at the head and freed at unmount: the list
+	 * from its head as read now is safe to walk unlocked */
+	pthread_mutex_lock(&v->lock);
+	first = v->locals;
+	pthread_mutex_unlock(&v->lock);
+	for (l = first; l; l = l->next) {
+		if (view_is_local(l->spec))
+			continue;       /* an archive's: its views' .status says */
+		index_dir(v, l->spec, dir, sizeof(dir));
+		fputs("index: ", f);
+		print_url(f, l->spec);
+		fprintf(f, ": %llu messages, %llu bytes\n",
+			(unsigned long long)cache_index_count(l->idx),
+			(unsigned long long)dir_bytes(dir));
+	}
 }
 
 void view_local_close(views_t *v)
@@ -359,7 +423,14 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	memset(res, 0, sizeof(*res));
 	*imported = 0;
 	if (!strncmp(spec, "cache:", 6)) {
-		/* what remote source URL sent, as indexed: no import */
+		struct stat st;
+
+		/* what remote source URL sent, as indexed: no import; with
+		 * index_remote = 0 an index never made stays unmade (and
+		 * finds nothing) */
+		index_dir(v, spec + 6, dates, sizeof(dates));
+		if (!v->o.index_remote && stat(dates, &st) && errno == ENOENT)
+			return 0;
 		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
 			return err;
 	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||

@@ -12,6 +12,8 @@
 #include "fs/log.h"
 #include "fs/views-private.h"
 
+#define ROW_ERROR 200   /* bytes of a view's error in queries/.status */
+
 void url_shown(const char *url, char *buf, size_t len)
 {
 	const char *scheme = strstr(url, "://");
@@ -166,6 +168,8 @@ int views_status(views_t *v, const char *name, char **out)
 				st->busy);
 		else if (st && st->failed)
 			fprintf(f, ": failed: %s", st->error);
+		else if (st && st->local && !strncmp(set.sources[i], "cache:", 6))
+			fprintf(f, ": ok, %llu messages", (unsigned long long)st->msgs);
 		else if (st && st->local)
 			fprintf(f, ": ok, %llu messages, %llu new in the archive (%llu bytes read)",
 				(unsigned long long)st->msgs, (unsigned long long)st->imported,
@@ -173,6 +177,8 @@ int views_status(views_t *v, const char *name, char **out)
 		else if (st)
 			fprintf(f, ": ok, %llu messages, %llu bytes", (unsigned long long)st->msgs,
 				(unsigned long long)st->bytes);
+		if (!v->o.index_remote && !strncmp(set.sources[i], "cache:", 6))
+			fputs(" (remote mail is not indexed: index_remote = 0)", f);
 		fputc('\n', f);
 	}
 	if (held)
@@ -192,13 +198,128 @@ int views_status(views_t *v, const char *name, char **out)
 	return buf ? 0 : ENOMEM;
 }
 
+/* one view of queries/.status: what its record and counters say */
+struct row {
+	char *name;
+	uint64_t id;
+	int state;
+	int64_t last_try;
+	char error[ROW_ERROR + 1];      /* the first line, cut */
+	struct cache_counts n;
+};
+
+struct rows {
+	struct row *r;
+	size_t n, cap;
+};
+
+static int add_row(void *arg, const struct cache_view *cv)
+{
+	struct rows *rs = arg;
+	struct row *r;
+	size_t i;
+
+	if (views_is_internal(cv->name))
+		return 0;
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? 2 * rs->cap : 64;
+		struct row *t = realloc(rs->r, cap * sizeof(*t));
+
+		if (!t)
+			return ENOMEM;
+		rs->r = t;
+		rs->cap = cap;
+	}
+	r = &rs->r[rs->n];
+	memset(r, 0, sizeof(*r));
+	if (!(r->name = strdup(cv->name)))
+		return ENOMEM;
+	r->id = cv->id;
+	r->state = cv->state;
+	r->last_try = cv->last_try;
+	/* a line of a tab-separated table: the error's first line, tabs
+	 * made spaces, at most ROW_ERROR bytes */
+	for (i = 0; cv->error[i] && cv->error[i] != '\n' && cv->error[i] != '\r' &&
+		    i < ROW_ERROR; i++)
+		r->error[i] = cv->error[i] == '\t' ? ' ' : cv->error[i];
+	r->error[i] = '\0';
+	rs->n++;
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the ids of the views a refresh is queued for or runs, sorted; malloc'd */
+static uint64_t *refreshing_ids(views_t *v, size_t *n)
+{
+	struct live *l;
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next)
+		cap += !!l->refreshing;
+	if (cap && (ids = malloc(cap * sizeof(*ids))))
+		for (l = v->live; l; l = l->next)
+			if (l->refreshing)
+				ids[(*n)++] = l->id;
+	pthread_mutex_unlock(&v->lock);
+	if (ids)
+		qsort(ids, *n, sizeof(*ids), cmp_id);
+	return ids;
+}
+
+/* the table of queries/.status: a line per view, from the records (one
+ * read transaction) and each view's counters (a lookup each) */
+static int print_views(views_t *v, FILE *f)
+{
+	struct rows rs = { 0 };
+	uint64_t *busy;
+	size_t i, nbusy;
+	int err;
+
+	if ((err = cache_view_each(v->cache, add_row, &rs)))
+		goto out;
+	for (i = 0; i < rs.n; i++)
+		if ((err = cache_view_counts(v->cache, rs.r[i].id, &rs.r[i].n)) && err != ENOENT)
+			goto out;
+	err = 0;
+	busy = refreshing_ids(v, &nbusy);
+	fprintf(f, "views: %zu\n", rs.n);
+	fputs("name\tstate\tmessages\tnew\tlast-refresh\terror\n", f);
+	for (i = 0; i < rs.n; i++) {
+		const struct row *r = &rs.r[i];
+		char last[64];
+
+		fmt_time(r->last_try, last, sizeof(last));
+		fprintf(f, "%s\t%s\t%llu\t%llu\t%s\t%s\n", r->name,
+			busy && bsearch(&r->id, busy, nbusy, sizeof(*busy), cmp_id) ?
+			"refreshing" : state_name(r->state),
+			(unsigned long long)(r->n.new_ + r->n.cur), (unsigned long long)r->n.new_,
+			last, r->error[0] ? r->error : "-");
+	}
+	free(busy);
+out:
+	for (i = 0; i < rs.n; i++)
+		free(rs.r[i].name);
+	free(rs.r);
+	return err;
+}
+
 int views_errors(views_t *v, char **out)
 {
 	char *buf = NULL, damage[600];
 	size_t len = 0;
-	int i;
+	int i, err = 0;
 	FILE *f = open_memstream(&buf, &len);
 
+	*out = NULL;
 	if (!f)
 		return ENOMEM;
 	for (i = 0; i < v->o.nsources; i++) {
@@ -207,13 +328,20 @@ int views_errors(views_t *v, char **out)
 		fputc('\n', f);
 	}
 	if (cache_damaged(v->cache, damage, sizeof(damage))) {
+		/* nothing more is read from a damaged cache */
 		fprintf(f, "error: %s\n", damage);
 	} else {
 		pthread_mutex_lock(&v->lock);
 		fprintf(f, "error: %s\n", v->last_refusal);
 		pthread_mutex_unlock(&v->lock);
+		view_index_status(v, f);
+		err = print_views(v, f);
 	}
 	fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
 	*out = buf;
 	return buf ? 0 : ENOMEM;
 }

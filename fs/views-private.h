@@ -104,6 +104,8 @@ struct views {
 	int indexer_running;    /* protected by lock */
 	struct backoff *backoffs; /* busy sources; protected by lock */
 	uint64_t config_gen;    /* bumped at each .config stored; protected by lock */
+	atomic_ulong idx_queued;  /* messages given to the indexer since mount */
+	atomic_ulong idx_done;    /* ... and done with by it (indexed or gone) */
 };
 
 void free_src(struct src_state *src, int n);
@@ -148,5 +150,8 @@ void view_local_close(views_t *v);
 /* Index messages of the store (n blob ids) that came from remote source
  * `url`, in a background thread; searched as source "cache:URL". */
 void view_index_later(views_t *v, const char *url, const unsigned char *oids, size_t n);
+/* queries/.status: lines on the remote indexes (on or off, messages
+ * queued and indexed, each index opened so far: its documents and bytes) */
+void view_index_status(views_t *v, FILE *f);
 
 #endif

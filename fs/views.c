@@ -622,6 +622,51 @@ int views_refresh(views_t *v, const char *name, int full)
 	return err;
 }
 
+struct names {
+	char **name;
+	size_t n, cap;
+};
+
+static int collect_name(void *arg, const struct cache_view *cv)
+{
+	struct names *ns = arg;
+
+	if (views_is_internal(cv->name))
+		return 0;
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 64;
+		char **t = realloc(ns->name, cap * sizeof(*t));
+
+		if (!t)
+			return ENOMEM;
+		ns->name = t;
+		ns->cap = cap;
+	}
+	if (!(ns->name[ns->n] = strdup(cv->name)))
+		return ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+int views_refresh_all(views_t *v, int full)
+{
+	struct names ns = { 0 };
+	size_t i;
+	int err, e;
+
+	/* names first: a full refresh writes to the cache, which is not done
+	 * inside the read transaction of cache_view_each */
+	err = cache_view_each(v->cache, collect_name, &ns);
+	for (i = 0; i < ns.n; i++) {
+		/* a view removed meanwhile is no error */
+		if (!err && (e = views_refresh(v, ns.name[i], full)) && e != ENOENT)
+			err = e;
+		free(ns.name[i]);
+	}
+	free(ns.name);
+	return err;
+}
+
 int views_query_ok(const char *text)
 {
 	const char *reason = NULL;

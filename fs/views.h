@@ -56,6 +56,8 @@ struct views_opts {
 	const char *cafile;
 	int insecure;
 	const char *proxy;
+	int index_remote;       /* index what remote sources send, for
+				 * cache:URL sources (view-local.c); 0: off */
 	/* called from a refresh thread when a search changed what view `id`
 	 * holds, so that fs can tell the kernel its listings are stale */
 	void (*changed)(void *arg, uint64_t id);
@@ -122,6 +124,10 @@ void views_wake(views_t *v);
  * answer is fetched again and what it no longer holds leaves the view.
  * Does not wait. */
 int views_refresh(views_t *v, const char *name, int full);
+/* Refresh every view (queries/.refresh), as views_refresh does each:
+ * through the queue, so at most max_refreshes run at once.  Does not
+ * wait. */
+int views_refresh_all(views_t *v, int full);
 /* Replace the query (VIEW/.query): checked as at mkdir, then a full
  * refresh; flags and hidden messages of what stays are kept. */
 int views_set_query(views_t *v, const char *name, const char *text,
@@ -144,7 +150,11 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);
-/* The text of queries/.status: sources, and the last refused mkdir. */
+/* The text of queries/.status, malloc'd: sources, the last refused mkdir,
+ * the remote index's state, then a line per view (name, state, messages,
+ * in new/, last refresh, error), tab-separated.  From each view's record
+ * and counters: its cost grows with the number of views, never with the
+ * messages they hold. */
 int views_errors(views_t *v, char **out);
 
 #endif
