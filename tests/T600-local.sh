@@ -231,9 +231,11 @@ test_expect_success 'pi-serve -n 2000 serves the corpus slice' '
 '
 "$SHARED_DIR/corpus/to-mbox" -n 2000 "$SHARED_DIR/corpus/linux-watchdog.git" >"$TRASH/corpus-wd.mbox"
 M4="$TRASH/mnt4"
+# the first listing waits for the whole import (2,000 messages): up to
+# `timeout` seconds, which a sanitizer build on a loaded machine needs
 test_expect_success 'leifs mounts the slice: a v2 inbox and an mbox' '
-	leifs_mount "$M4" -o "source=$W/linux-rtc,cache=$TRASH/cache4" &&
-	leifs_mount "$M4-wd" -o "source=mboxrd:$TRASH/corpus-wd.mbox,cache=$TRASH/cache5"
+	leifs_mount "$M4" -o "source=$W/linux-rtc,cache=$TRASH/cache4,timeout=300" &&
+	leifs_mount "$M4-wd" -o "source=mboxrd:$TRASH/corpus-wd.mbox,cache=$TRASH/cache5,timeout=300"
 '
 while IFS= read -r q; do
 	test_expect_success "corpus linux-rtc (v2), same as public-inbox-httpd: $q" '
