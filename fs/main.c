@@ -197,7 +197,7 @@ static void usage(FILE *f)
 "the command line wins; a view's own .config wins over both.\n"
 "mkdir MOUNTPOINT/queries/QUERY makes a view; '%%2F' in a name stands for '/'.\n"
 "Unmount with: fusermount3 -u MOUNTPOINT\n"
-"See leifs(1).\n");
+"See leifs(1) (from the source tree: man ./fs/leifs.1).\n");
 }
 
 static char *xdg_path(const char *var, const char *fallback, const char *leaf)
