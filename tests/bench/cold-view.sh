@@ -35,7 +35,7 @@ run_curl() {
 run_leifs() {
 	local m="$TRASH/mnt" t0 t1 n
 	rm -rf "$TRASH/cache"; mkdir -p "$m"
-	"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=120" "$m" || return 1
+	"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=120,first_wait=120" "$m" || return 1
 	name=$(printf '%s' "$Q" | sed -e 's/%/%25/g' -e 's#/#%2F#g')
 	t0=$(now)
 	mkdir "$m/queries/$name" && n=$(ls "$m/queries/$name/cur" | wc -l)

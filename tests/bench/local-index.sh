@@ -22,7 +22,7 @@ for l in linux-rtc linux-watchdog; do
 	ln -s "$C/$l.git" "$TRASH/src/$l/git/0.git"
 done
 mkdir -p "$M"
-"$LEIFS" -f -o "source=v2:$TRASH/src/linux-rtc,source=v2:$TRASH/src/linux-watchdog,cache=$TRASH/cache,timeout=3600" "$M" 2>"$TRASH/leifs.log" &
+"$LEIFS" -f -o "source=v2:$TRASH/src/linux-rtc,source=v2:$TRASH/src/linux-watchdog,cache=$TRASH/cache,timeout=3600,first_wait=3600" "$M" 2>"$TRASH/leifs.log" &
 lpid=$!
 test_atexit "fusermount3 -u -z '$M' 2>/dev/null"
 test_wait_for 10 "mountpoint -q '$M'"

@@ -36,7 +36,7 @@ for Q in "$@"; do
 	fills=""
 	for i in $(seq "$RUNS"); do
 		rm -rf "$TRASH/cache"
-		"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=900,refresh=100000" "$M" || exit 1
+		"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=900,first_wait=900,refresh=100000" "$M" || exit 1
 		pid=$(pgrep -n -f "leifs -o source=$URL")
 		name=$(printf '%s' "$Q" | sed -e 's/%/%25/g' -e 's#/#%2F#g')
 		V="$M/queries/$name"

@@ -24,7 +24,7 @@ for i in range(n):
               'body of message %d\n\n' % (i % 97, i, i // 3600 % 24, i // 60 % 60, i % 60, i, i))
 EOPY
 mkdir -p "$M"
-"$LEIFS" -f -o "source=$TRASH/bench.mbox,cache=$TRASH/cache,timeout=3600,refresh=100000" "$M" 2>"$TRASH/leifs.log" &
+"$LEIFS" -f -o "source=$TRASH/bench.mbox,cache=$TRASH/cache,timeout=3600,first_wait=3600,refresh=100000" "$M" 2>"$TRASH/leifs.log" &
 test_atexit "fusermount3 -u -z '$M' 2>/dev/null"
 test_wait_for 10 "mountpoint -q '$M'"
 V="$M/queries/s:bench"

@@ -24,7 +24,7 @@ URL="http://127.0.0.1:$PORT/all/"
 Q='s:PATCH OR s:Re'
 
 M="$TRASH/mnt"; mkdir -p "$M"
-"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=600,refresh=100000" "$M" || exit 1
+"$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=600,first_wait=600,refresh=100000" "$M" || exit 1
 test_atexit "fusermount3 -u $M"
 pid=$(pgrep -n -f "leifs -o source=$URL")
 V="$M/queries/$Q"
