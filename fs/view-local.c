@@ -289,13 +289,63 @@ void view_local_close(views_t *v)
 	v->locals = NULL;
 }
 
+struct hits {
+	views_t *v;
+	cache_batch_t *batch;
+	size_t n;
+};
+
+static int add_hit(void *arg, const unsigned char *oid)
+{
+	struct hits *h = arg;
+	int err;
+
+	if (atomic_load(&h->v->stop))
+		return ECANCELED;       /* shutdown: at once */
+	err = cache_batch_add_stored(h->batch, oid);
+
+	if (err == ENOENT)
+		return 0;       /* indexed, but its import did not commit: next time */
+	h->n++;
+	return err;
+}
+
+/* A long import shows the view what it has found so far: the query is run
+ * over what is indexed after 2,000 messages, 4,000, 8,000 ... (a few
+ * searches in all, however big the archive), so that a first listing of a
+ * big archive has mail before the whole import ends. */
+#define PEEK_FIRST 2000
+
 struct importer {
 	struct local *l;
 	cache_batch_t *batch;
 	atomic_ulong *progress;
-	uint64_t indexed;
+	uint64_t indexed, seen;
+	const char *peek_q;     /* the view's query (NULL: no peeks) */
+	struct hits peek;       /* into the view's batch */
+	uint64_t next_peek;
 	char why[300];
 };
+
+static int peek(struct importer *im)
+{
+	char why[300];
+	int err;
+
+	/* the hits must be in the store before the view can take them */
+	if ((err = cache_batch_flush(im->batch)) ||
+	    (err = cache_index_commit(im->l->idx, why, sizeof(why))))
+		return err;
+	err = cache_index_search(im->l->idx, im->peek_q, add_hit, &im->peek, why, sizeof(why));
+	if (!err)
+		err = cache_batch_flush(im->peek.batch);
+	if (err == ECANCELED && atomic_load(&im->peek.v->stop))
+		return err;             /* shutdown */
+	if (err)
+		im->peek_q = NULL;      /* the view went, or its search fails: the
+					 * import goes on, and says nothing */
+	return 0;
+}
 
 static int import_msg(void *arg, const char *raw, size_t len)
 {
@@ -314,14 +364,21 @@ static int import_msg(void *arg, const char *raw, size_t len)
 	if (added == 2)
 		return 0;       /* a duplicate Message-ID: public-inbox leaves it out */
 	im->indexed += added == 1;
-	return cache_batch_add(im->batch, raw, len);
+	if ((err = cache_batch_add(im->batch, raw, len)))
+		return err;
+	if (im->peek_q && ++im->seen >= im->next_peek) {
+		im->next_peek *= 2;
+		return peek(im);
+	}
+	return 0;
 }
 
 /* bring the index up to date with the archive */
 static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res,
-		  uint64_t *imported)
+		  uint64_t *imported, const char *peek_q, cache_batch_t *view_batch)
 {
-	struct importer im = { .l = l, .progress = progress };
+	struct importer im = { .l = l, .progress = progress, .peek_q = peek_q,
+			       .peek = { .v = v, .batch = view_batch }, .next_peek = PEEK_FIRST };
 	struct cache_view sv = { 0 };
 	char *name = NULL, *pos = NULL, *next = NULL, priv[4096];
 	size_t plen = 0;
@@ -388,27 +445,6 @@ out:
 	return err;
 }
 
-struct hits {
-	views_t *v;
-	cache_batch_t *batch;
-	size_t n;
-};
-
-static int add_hit(void *arg, const unsigned char *oid)
-{
-	struct hits *h = arg;
-	int err;
-
-	if (atomic_load(&h->v->stop))
-		return ECANCELED;       /* shutdown: at once */
-	err = cache_batch_add_stored(h->batch, oid);
-
-	if (err == ENOENT)
-		return 0;       /* indexed, but its import did not commit: next time */
-	h->n++;
-	return err;
-}
-
 int view_local_search(views_t *v, const char *spec, const char *query, cache_batch_t *batch,
 		      atomic_ulong *progress, struct net_res *res, uint64_t *imported,
 		      struct local_memo *memo)
@@ -422,6 +458,10 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 
 	memset(res, 0, sizeof(*res));
 	*imported = 0;
+	/* resolved first: a long import runs it over what it has indexed */
+	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
+	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
+		goto out;
 	if (!strncmp(spec, "cache:", 6)) {
 		struct stat st;
 
@@ -430,19 +470,16 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 		 * finds nothing) */
 		index_dir(v, spec + 6, dates, sizeof(dates));
 		if (!v->o.index_remote && stat(dates, &st) && errno == ENOENT)
-			return 0;
+			goto out;
 		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
-			return err;
+			goto out;
 	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
-		   (err = import(v, l, progress, res, imported))) {
-		return err;
+		   (err = import(v, l, progress, res, imported, q, batch))) {
+		goto out;
 	}
 	read_bytes = res->bytes;
 	memset(res, 0, sizeof(*res));
 	res->bytes = read_bytes;
-	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
-	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
-		goto out;
 	/* the index and the query (its dates resolved) as at the view's
 	 * last search of it: the same hits, all in the view already; a
 	 * search would only look each one up (seconds at 200k) */
