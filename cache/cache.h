@@ -136,6 +136,9 @@ struct cache_view {
 	char *error;            /* last error, "" when none */
 	uint32_t gen;           /* generation of the last full search */
 	uint32_t epoch;         /* bumped by set_query and reset */
+	char *last;             /* how the last search went, as views wrote it
+				 * (opaque here), "" when none: kept so that
+				 * .status says it after a remount */
 };
 
 void cache_view_release(struct cache_view *v);
@@ -152,10 +155,10 @@ int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v)
 /* Record the outcome of a search of view `id` (looked up by name).  The
  * bookmark becomes last_ok only if the view's epoch is still the one the
  * search started in (no new query, no forced full search meanwhile);
- * last_ok < 0 keeps it. */
+ * last_ok < 0 keeps it; `last` (NULL keeps it) becomes the view's last. */
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 			  uint32_t epoch, int64_t last_ok, int64_t last_try,
-			  const char *error);
+			  const char *error, const char *last);
 /* Remove a view, its entries, flags, dedupe records, bookmarks, client
  * files and the state of messages that left it; messages no other view
  * holds go too. */

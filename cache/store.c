@@ -428,6 +428,7 @@ void cache_view_release(struct cache_view *v)
 	free(v->name);
 	free(v->query);
 	free(v->error);
+	free(v->last);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -439,7 +440,8 @@ int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	if (d->mv_size < sizeof(r))
 		return EIO;
 	memcpy(&r, d->mv_data, sizeof(r));
-	if (d->mv_size != sizeof(r) + r.qlen + r.elen)
+	/* after the error, how the last search went (none in older caches) */
+	if (d->mv_size < sizeof(r) + (size_t)r.qlen + r.elen)
 		return EIO;
 	memset(v, 0, sizeof(*v));
 	v->id = r.id;
@@ -452,7 +454,8 @@ int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	v->name = strndup(k->mv_data, k->mv_size);
 	v->query = strndup(p, r.qlen);
 	v->error = strndup(p + r.qlen, r.elen);
-	if (!v->name || !v->query || !v->error) {
+	v->last = strndup(p + r.qlen + r.elen, d->mv_size - sizeof(r) - r.qlen - r.elen);
+	if (!v->name || !v->query || !v->error || !v->last) {
 		cache_view_release(v);
 		return ENOMEM;
 	}
@@ -468,8 +471,10 @@ int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
 		.gen = v->gen, .epoch = v->epoch,
 	};
+	const char *last = v->last ? v->last : "";
+	size_t llen = strlen(last);
 	MDB_val k = { strlen(v->name), v->name };
-	MDB_val d = { sizeof(r) + r.qlen + r.elen, NULL };
+	MDB_val d = { sizeof(r) + r.qlen + r.elen + llen, NULL };
 	int rc;
 
 	if ((rc = mdb_put(txn, c->view, &k, &d, flags | MDB_RESERVE)))
@@ -477,6 +482,7 @@ int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 	memcpy(d.mv_data, &r, sizeof(r));
 	memcpy((char *)d.mv_data + sizeof(r), v->query, r.qlen);
 	memcpy((char *)d.mv_data + sizeof(r) + r.qlen, v->error, r.elen);
+	memcpy((char *)d.mv_data + sizeof(r) + r.qlen + r.elen, last, llen);
 	return 0;
 }
 
@@ -516,7 +522,8 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 		out->name = strdup(name);
 		out->query = strdup(query);
 		out->error = strdup("");
-		if (!out->name || !out->query || !out->error) {
+		out->last = strdup("");
+		if (!out->name || !out->query || !out->error || !out->last) {
 			cache_view_release(out);
 			return ENOMEM;
 		}
@@ -607,6 +614,7 @@ struct result {
 	int64_t last_ok, last_try;
 	const char *error;
 	uint32_t epoch;
+	const char *last;
 };
 
 static int edit_result(struct cache_view *v, void *arg)
@@ -624,14 +632,22 @@ static int edit_result(struct cache_view *v, void *arg)
 	v->last_try = r->last_try;
 	free(v->error);
 	v->error = e;
+	if (r->last) {
+		char *l = strdup(r->last);
+
+		if (!l)
+			return ENOMEM;
+		free(v->last);
+		v->last = l;
+	}
 	return 0;
 }
 
 int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 			  uint32_t epoch, int64_t last_ok, int64_t last_try,
-			  const char *error)
+			  const char *error, const char *last)
 {
-	struct result r = { state, last_ok, last_try, error, epoch };
+	struct result r = { state, last_ok, last_try, error, epoch, last };
 
 	return view_update(c, name, id, edit_result, &r);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "fs/config.h"
 #include "fs/fs.h"
@@ -95,6 +96,16 @@ static char *absolute_source(const char *v)
 	if (asprintf(&out, "%.*s%s/%s", (int)(path - v), v, cwd, path) < 0)
 		return NULL;
 	return out;
+}
+
+/* a local source (not a URL) whose path does not exist; errno says why */
+static int source_missing(const char *src)
+{
+	struct stat st;
+
+	if (!strncmp(src, "http://", 7) || !strncmp(src, "https://", 8))
+		return 0;
+	return stat(net_archive_path(src), &st) && (errno == ENOENT || errno == ENOTDIR);
 }
 
 static int add_source(struct opts *o, const char *url)
@@ -562,6 +573,14 @@ int main(int argc, char *argv[])
 		if (!settings_source_ok(vo.sources[i])) {
 			fprintf(stderr, "leifs: source %s: not an http:// or https:// URL or an absolute path\n",
 				vo.sources[i]);
+			ret = 2;
+			goto out_opts;
+		}
+		/* a local archive that is not there is a typo: say so now,
+		 * not at the first listing of a view */
+		if (strncmp(vo.sources[i], "cache:", 6) && source_missing(vo.sources[i])) {
+			fprintf(stderr, "leifs: source %s: %s\n", net_archive_path(vo.sources[i]),
+				strerror(errno));
 			ret = 2;
 			goto out_opts;
 		}

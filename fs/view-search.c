@@ -308,7 +308,7 @@ void view_search(views_t *v, struct live *l)
 	struct run *runs = NULL;
 	struct src_state *src = NULL;
 	pthread_t *tids = NULL;
-	char *norm = NULL, err_text[600] = "";
+	char *norm = NULL, *last = NULL, err_text[600] = "";
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
 	int i, err, failed = 0, full, any = 0, n = 0, held = 0;
@@ -452,6 +452,7 @@ record:
 		l->nsrc = n;
 		src = NULL;
 	}
+	last = view_last_text(l);
 	pthread_mutex_unlock(&v->lock);
 	if (failed)
 		log_err("refresh of %s failed: %s", l->name, err_text);
@@ -463,8 +464,9 @@ record:
 	cache_view_set_result(v->cache, l->name, l->id,
 			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.epoch,
 			      !failed && received && !held ? (int64_t)start : -1,
-			      (int64_t)time(NULL), err_text);
+			      (int64_t)time(NULL), err_text, last);
 out:
+	free(last);
 	for (i = 0; runs && i < n; i++) {
 		cache_batch_free(runs[i].batch);
 		free(runs[i].q);

@@ -57,6 +57,96 @@ static struct src_state *copy_src(struct src_state *src, int *n, const struct sr
 	return v;
 }
 
+/* a line of the record's text: tabs and line ends become spaces */
+static void put_field(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
+}
+
+/*
+ * The text of the last search in a view's record: "query QUERY", "fetch
+ * MSGS BYTES", then a line per source: "source FAILED LOCAL IMPORTED MSGS
+ * BYTES BUSY NEXT_TRY URL<tab>ERROR".
+ */
+char *view_last_text(const struct live *l)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	if (!(f = open_memstream(&buf, &len)))
+		return NULL;
+	if (l->last_query) {
+		fputs("query ", f);
+		put_field(f, l->last_query);
+		fprintf(f, "\nfetch %llu %llu\n", (unsigned long long)l->last_msgs,
+			(unsigned long long)l->last_bytes);
+	}
+	for (i = 0; i < l->nsrc; i++) {
+		const struct src_state *st = &l->src[i];
+
+		fprintf(f, "source %d %d %llu %llu %llu %ld %lld ", st->failed, st->local,
+			(unsigned long long)st->imported, (unsigned long long)st->msgs,
+			(unsigned long long)st->bytes, st->busy, (long long)st->next_try);
+		put_field(f, st->url);
+		fputc('\t', f);
+		put_field(f, st->error);
+		fputc('\n', f);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* the inverse, for a view the daemon has not searched since it started:
+ * what the record says (lines it cannot read are left out) */
+static void last_from_text(const char *text, char **last_query, uint64_t *msgs,
+			   uint64_t *bytes, struct src_state **src, int *nsrc)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = strndup(p, n);
+		unsigned long long a, b, c;
+		long long next = 0;
+		struct src_state st;
+		int off = 0;
+
+		p += n + (nl != NULL);
+		if (!line)
+			return;
+		memset(&st, 0, sizeof(st));
+		if (!strncmp(line, "query ", 6) && !*last_query) {
+			*last_query = strdup(line + 6);
+		} else if (sscanf(line, "fetch %llu %llu", &a, &b) == 2) {
+			*msgs = a;
+			*bytes = b;
+		} else if (sscanf(line, "source %d %d %llu %llu %llu %ld %lld %n", &st.failed,
+				  &st.local, &a, &b, &c, &st.busy, &next,
+				  &off) == 7 && off > 0) {
+			char *tab = strchr(line + off, '\t');
+
+			st.next_try = next;
+			st.imported = a;
+			st.msgs = b;
+			st.bytes = c;
+			if (tab) {
+				*tab = '\0';
+				snprintf(st.error, sizeof(st.error), "%s", tab + 1);
+			}
+			st.url = line + off;
+			*src = copy_src(*src, nsrc, &st);
+		}
+		free(line);
+	}
+}
+
 static const char *state_name(int state)
 {
 	switch (state) {
@@ -124,6 +214,9 @@ int views_status(views_t *v, const char *name, char **out)
 				break;
 	}
 	pthread_mutex_unlock(&v->lock);
+	/* not searched since the mount: what the cache kept of the last */
+	if (!last_query && !nsrc && cv.last && cv.last[0])
+		last_from_text(cv.last, &last_query, &last_msgs, &last_bytes, &src, &nsrc);
 	fmt_time(cv.last_try, last, sizeof(last));
 	fmt_time(cv.last_ok, ok, sizeof(ok));
 	f = open_memstream(&buf, &len);

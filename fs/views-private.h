@@ -123,6 +123,11 @@ void view_settings_forget(views_t *v, uint64_t id);
 /* a URL as shown in .status and logs: any user:password@ masked */
 void url_shown(const char *url, char *buf, size_t len);
 void print_url(FILE *f, const char *url);
+/* How the last search of view l went (last_query, last_msgs, last_bytes,
+ * src), as text for the view's record in the cache (view-status.c), so
+ * that .status still says it after a remount: malloc'd, NULL when memory
+ * runs out; lock held. */
+char *view_last_text(const struct live *l);
 /* one search of every source of the view (view-search.c) */
 void view_search(views_t *v, struct live *l);
 

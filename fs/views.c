@@ -189,6 +189,24 @@ void views_close(views_t *v)
 	free(v);
 }
 
+/* query_validate, then what Xapian's QueryParser would refuse (a bad
+ * range); the reason in why */
+static int check_query(const char *q, char *why, size_t whylen)
+{
+	const char *reason = NULL;
+	char xwhy[200];
+	int err;
+
+	if ((err = query_validate(q, &reason))) {
+		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
+		return err;
+	}
+	if ((err = query_syntax_check(q, xwhy, sizeof(xwhy))))
+		snprintf(why, whylen, "the query does not parse: %s",
+			 xwhy[0] ? xwhy : strerror(err));
+	return err;
+}
+
 int views_create(views_t *v, const char *name, char *why, size_t whylen)
 {
 	const char *reason = NULL;
@@ -200,8 +218,9 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 		reason = "names starting with '.' are reserved";
 	if (reason)
 		err = EINVAL;
-	else if (!(err = query_name_decode(name, &query, &reason)))
-		err = query_validate(query, &reason);
+	else if (!(err = query_name_decode(name, &query, &reason)) &&
+		 (err = check_query(query, why, whylen)))
+		reason = why;
 	if (err) {
 		char shown[201];
 		size_t i;
@@ -210,7 +229,8 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 		for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
 			shown[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
 		shown[i] = '\0';
-		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
+		if (reason != why)
+			snprintf(why, whylen, "%s", reason ? reason : strerror(err));
 		pthread_mutex_lock(&v->lock);
 		snprintf(v->last_refusal, sizeof(v->last_refusal),
 			 "mkdir refused: %s: %s", shown, why);
@@ -669,7 +689,7 @@ int views_refresh_all(views_t *v, int full)
 
 int views_query_ok(const char *text)
 {
-	const char *reason = NULL;
+	char why[256];
 	char *q = strdup(text);
 	size_t i;
 	int err;
@@ -679,16 +699,44 @@ int views_query_ok(const char *text)
 	for (i = 0; q[i]; i++)          /* as views_set_query reads it */
 		if (q[i] == '\n' || q[i] == '\r' || q[i] == '\t')
 			q[i] = ' ';
-	err = query_validate(q, &reason);
+	err = check_query(q, why, sizeof(why));
 	free(q);
 	return err;
+}
+
+/*
+ * Say why a .query written to view `name` was refused (why), or forget a
+ * .query refusal (NULL, after one is taken): in the view's .status
+ * ("refused: .query: ...") and in queries/.status, as for .config and
+ * mkdir, so that the reason is where the user looks, not only in the log.
+ */
+static void query_refusal(views_t *v, const char *name, const char *why)
+{
+	struct cache_view cv;
+	struct live *l;
+
+	if (cache_view_get(v->cache, name, &cv))
+		return;
+	pthread_mutex_lock(&v->lock);
+	if ((l = live_get(v, cv.id, name))) {
+		if (why || (l->refusal && !strncmp(l->refusal, ".query: ", 8))) {
+			free(l->refusal);
+			l->refusal = NULL;
+		}
+		if (why && asprintf(&l->refusal, ".query: %s", why) < 0)
+			l->refusal = NULL;
+	}
+	if (why)
+		snprintf(v->last_refusal, sizeof(v->last_refusal),
+			 "new query for %s refused: %s", name, why);
+	pthread_mutex_unlock(&v->lock);
+	cache_view_release(&cv);
 }
 
 int views_set_query(views_t *v, const char *name, const char *text,
 		    char *why, size_t whylen)
 {
 	struct cache_view cv;
-	const char *reason = NULL;
 	char *q = NULL;
 	size_t n = strlen(text), i;
 	int err;
@@ -701,9 +749,9 @@ int views_set_query(views_t *v, const char *name, const char *text,
 	for (i = 0; i < n; i++)         /* several lines make one query */
 		if (q[i] == '\n' || q[i] == '\r' || q[i] == '\t')
 			q[i] = ' ';
-	if ((err = query_validate(q, &reason))) {
-		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
+	if ((err = check_query(q, why, whylen))) {
 		log_err("new query for %s refused: %s", name, why);
+		query_refusal(v, name, why);
 		free(q);
 		return err;
 	}
@@ -711,6 +759,8 @@ int views_set_query(views_t *v, const char *name, const char *text,
 		err = cache_view_set_query(v->cache, name, cv.id, q);
 		cache_view_release(&cv);
 	}
+	if (!err)
+		query_refusal(v, name, NULL);
 	free(q);
 	return err ? err : views_refresh(v, name, 1);
 }

@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "net/net.h"
+
+/* of an error status's body, this much is read for its first line */
+#define ERR_BODY_MAX 4096
+/* and this much of that line is shown */
+#define ERR_LINE_MAX 200
 
 struct xfer {
 	CURL *curl;
@@ -21,6 +27,9 @@ struct xfer {
 	int checked;            /* status line seen and judged */
 	int skip;               /* 404: discard the body */
 	int err;                /* why the write callback stopped curl */
+	int errbody;            /* an error status: its body is kept in ebody */
+	char ebody[ERR_BODY_MAX];
+	size_t elen;
 	struct timespec start;  /* for the deadline (CLOCK_MONOTONIC) */
 };
 
@@ -121,8 +130,16 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 			x->err = code >= 500 ? EIO : EPROTO;
 			snprintf(x->res->error, sizeof(x->res->error),
 				 "server answered HTTP %ld", code);
-			return 0;
+			x->errbody = 1;
 		}
+	}
+	if (x->errbody) {
+		/* the server's reason: the start of the body, then stop */
+		size_t n = len < sizeof(x->ebody) - x->elen ? len : sizeof(x->ebody) - x->elen;
+
+		memcpy(x->ebody + x->elen, data, n);
+		x->elen += n;
+		return x->elen < sizeof(x->ebody) ? len : 0;
 	}
 	x->res->bytes += len;
 	if (x->skip)
@@ -213,6 +230,62 @@ static void stream_error(struct net_res *res, const net_mboxrd_t *split, int err
 	snprintf(res->error, sizeof(res->error), "%s", why);
 }
 
+/*
+ * The first line of the text of an error status's body (gzip'd or not:
+ * public-inbox says there why it refused a query, e.g. "Wildcard Sa*
+ * expands to more than 100 terms"), added to res->error: markup and
+ * control characters left out, at most ERR_LINE_MAX bytes, cut on a
+ * UTF-8 character's boundary.
+ */
+static void add_body_reason(struct net_res *res, const char *body, size_t len)
+{
+	char text[ERR_BODY_MAX], line[ERR_LINE_MAX + 1];
+	size_t tlen = 0, o = 0, i, have;
+	int tag = 0;
+
+	if (len >= 2 && (unsigned char)body[0] == 0x1f && (unsigned char)body[1] == 0x8b) {
+		z_stream z = { 0 };
+
+		if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+			return;
+		z.next_in = (Bytef *)body;
+		z.avail_in = (uInt)len;
+		z.next_out = (Bytef *)text;
+		z.avail_out = sizeof(text);
+		inflate(&z, Z_SYNC_FLUSH);      /* what came, even if cut */
+		tlen = sizeof(text) - z.avail_out;
+		inflateEnd(&z);
+	} else {
+		tlen = len;
+		memcpy(text, body, len);
+	}
+	for (i = 0; i < tlen && o < ERR_LINE_MAX; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n' && o > 0)
+			break;
+		if (c == '<')
+			tag = 1;
+		else if (c == '>' && tag)
+			tag = 0;
+		else if (!tag && c >= 0x20 && c != 0x7f && (o > 0 || c != ' '))
+			line[o++] = (char)c;
+	}
+	if (o == ERR_LINE_MAX && ((unsigned char)line[o - 1] & 0x80)) {
+		/* perhaps cut inside a character: drop the last one */
+		while (o > 0 && ((unsigned char)line[o - 1] & 0xc0) == 0x80)
+			o--;
+		if (o > 0)
+			o--;
+	}
+	while (o > 0 && line[o - 1] == ' ')
+		o--;
+	line[o] = '\0';
+	have = strlen(res->error);
+	if (o > 0 && have + 2 < sizeof(res->error))
+		snprintf(res->error + have, sizeof(res->error) - have, ": %s", line);
+}
+
 int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	       struct net_res *res)
 {
@@ -272,6 +345,8 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 		err = x.err;
 		if (!res->error[0])
 			stream_error(res, x.split, err, 0);
+		if (x.errbody)
+			add_body_reason(res, x.ebody, x.elen);
 		goto out;
 	}
 	if (rc == CURLE_OPERATION_TIMEDOUT && past_deadline(&x)) {

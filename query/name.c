@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query/query.h"
 
@@ -35,11 +36,17 @@ int query_name_decode(const char *name, char **out, const char **why)
 			goto bad;
 		}
 		if (c == '%') {
-			if (!strncmp(name + i, "%2F", 3) || !strncmp(name + i, "%2f", 3))
+			if (!strncmp(name + i, "%2F", 3))
 				c = '/';
 			else if (!strncmp(name + i, "%25", 3))
 				c = '%';
-			else {
+			else if (!strncasecmp(name + i, "%2F", 3)) {
+				/* "%2f" would be a second name of the view
+				 * "%2F" names: one query, one name */
+				if (why)
+					*why = "bad escape: write %2F, not %2f";
+				goto bad;
+			} else {
 				if (why)
 					*why = "bad escape: only %2F and %25 are allowed";
 				goto bad;

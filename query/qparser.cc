@@ -49,19 +49,43 @@ template <typename F> void each_word(const char *s, F f)
 	}
 }
 
+/* d:, dt: and rt: at mkdir: public-inbox rewrites their dates (approxidate)
+ * before Xapian sees them, so any text is taken here */
+class any_range : public Xapian::RangeProcessor {
+public:
+	explicit any_range(const char *pfx) : Xapian::RangeProcessor(QV_TS, pfx) {}
+	Xapian::Query operator()(const std::string &, const std::string &) override
+	{
+		return Xapian::Query::MatchAll;
+	}
+};
+
 } // namespace
 
 void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db)
+{
+	query_parser(qp, db, false);
+}
+
+void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db, bool any_dates)
 {
 	qp.set_default_op(Xapian::Query::OP_AND);
 	qp.set_database(db);
 	qp.set_stemmer(Xapian::Stem("english"));
 	qp.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
 	qp.set_max_expansion(100, Xapian::Query::WILDCARD_LIMIT_ERROR);
-	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_YYYYMMDD, "d:"))->release());
-	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_DT, "dt:"))->release());
+	if (any_dates) {
+		qp.add_rangeprocessor((new any_range("d:"))->release());
+		qp.add_rangeprocessor((new any_range("dt:"))->release());
+	} else {
+		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_YYYYMMDD, "d:"))->release());
+		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_DT, "dt:"))->release());
+	}
 	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_BYTES, "z:"))->release());
-	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_TS, "rt:"))->release());
+	if (any_dates)
+		qp.add_rangeprocessor((new any_range("rt:"))->release());
+	else
+		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_TS, "rt:"))->release());
 	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_UID, "uid:"))->release());
 	for (const pfx &b : boolean)
 		each_word(b.prefixes, [&](const std::string &w) { qp.add_boolean_prefix(b.name, w); });
@@ -69,7 +93,7 @@ void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db)
 		each_word(p.prefixes, [&](const std::string &w) { qp.add_prefix(p.name, w); });
 }
 
-extern "C" int query_parse_check(const char *query, char *why, size_t whylen)
+static int parse_check(const char *query, bool any_dates, char *why, size_t whylen)
 {
 	if (why && whylen)
 		why[0] = '\0';
@@ -77,7 +101,7 @@ extern "C" int query_parse_check(const char *query, char *why, size_t whylen)
 		Xapian::QueryParser qp;
 		Xapian::WritableDatabase mem(std::string(), Xapian::DB_BACKEND_INMEMORY);
 
-		query_parser(qp, mem);
+		query_parser(qp, mem, any_dates);
 		qp.parse_query(query, QUERY_FLAGS);
 		return 0;
 	} catch (const Xapian::Error &e) {
@@ -89,4 +113,14 @@ extern "C" int query_parse_check(const char *query, char *why, size_t whylen)
 			snprintf(why, whylen, "cannot parse the query");
 		return EINVAL;
 	}
+}
+
+extern "C" int query_parse_check(const char *query, char *why, size_t whylen)
+{
+	return parse_check(query, false, why, whylen);
+}
+
+extern "C" int query_syntax_check(const char *query, char *why, size_t whylen)
+{
+	return parse_check(query, true, why, whylen);
 }

@@ -19,5 +19,8 @@ enum { QV_TS = 0, QV_YYYYMMDD = 1, QV_DT = 2, QV_BYTES = 3, QV_UID = 4, QV_THREA
 
 /* qp owns the range processors it is given (reference counted) */
 void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db);
+/* the same; with any_dates, d: dt: rt: ranges take any text (as before
+ * public-inbox's approxidate rewrite), so only their syntax is checked */
+void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db, bool any_dates);
 
 #endif

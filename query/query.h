@@ -2,7 +2,8 @@
  * query: the public-inbox query language as leifs handles it.
  *
  * A view's directory name is its query: "%2F" stands for '/', "%25" for '%'
- * (no other escapes exist, so a name decodes one way only).  Queries are
+ * (no other escapes exist, "%2f" included, so a name decodes one way only
+ * and a query has one name).  Queries are
  * validated before a view is made so that a typo is refused at mkdir with
  * EINVAL rather than remembered as a view that can never succeed.  The
  * incremental form is what lei up sends: "(Q) AND dt:YYYYMMDDhhmmss..".
@@ -59,5 +60,10 @@ int query_git_dir(const char *dir);
 /* Parse a query (after query_approxidate) as public-inbox's Search.pm
  * would; EINVAL with Xapian's reason when it cannot. */
 int query_parse_check(const char *query, char *why, size_t whylen);
+/* The same before query_approxidate (no I/O, no git): what Xapian's
+ * QueryParser refuses in any query, such as a size range z:1k..2k that
+ * is not numbers; d:, dt:, rt: ranges take any text here (public-inbox
+ * rewrites their dates first).  EINVAL with Xapian's reason. */
+int query_syntax_check(const char *query, char *why, size_t whylen);
 
 #endif

@@ -33,6 +33,9 @@ carried.
   parts   one 7 MB message of 200,000 MIME parts between two small ones
   hold*   the 'ok' answer after a second (to count searches at once;
           hold, hold1, ... count apart)
+  500text 500 with a text/plain reason (as public-inbox refuses a query)
+          and a BEL in it, then a second line
+  500gz   500 with a gzip'd reason of 600 bytes after a blank line
 With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -313,6 +316,16 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "http://192.0.2.1/all/")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif mode == "500text":
+            # public-inbox's reason for refusing a query, first line kept
+            page = (b"Wildcard Sa* expands to more than 100 terms\x07\n"
+                    b"second line, not shown\n")
+            self.head(500, "text/plain", len(page))
+            self.wfile.write(page)
+        elif mode == "500gz":
+            page = gzip.compress(b"\n  Query too complex: " + b"x" * 600 + b"\n")
+            self.head(500, "application/gzip", len(page))
+            self.wfile.write(page)
         else:
             self.head(400, "text/plain", 0)
 

@@ -131,7 +131,7 @@ static void test_cache(void)
 	count = 0;
 	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 1);
 	CHECK(cache_view_set_result(c, "s:rtc", v.id, CACHE_VIEW_FAILED, v.epoch, -1, 5,
-				    "HTTP 500") == 0);
+				    "HTTP 500", NULL) == 0);
 	cache_close(c);
 
 	/* everything is still there after reopening */
@@ -201,11 +201,11 @@ static void test_sweep(void)
 	CHECK(cache_msg_read(c, o1, 0, 4, buf, &n) == ENOENT);
 	/* set_query clears the bookmark */
 	CHECK(cache_view_create(c, "q", "s:q", &a2) == 0);
-	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, a2.epoch, 100, 100, "") == 0);
+	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, a2.epoch, 100, 100, "", NULL) == 0);
 	CHECK(cache_view_set_query(c, "q", a2.id, "s:other") == 0);
 	/* a search that started before the new query must neither restore the
 	 * bookmark nor sweep */
-	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, a2.epoch, 200, 200, "") == 0);
+	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, a2.epoch, 200, 200, "", NULL) == 0);
 	CHECK(cache_view_sweep(c, "q", a2.id, 9, a2.epoch, &dropped) == 0 && dropped == 0);
 	cache_view_release(&a2);
 	CHECK(cache_view_get(c, "q", &a2) == 0 && a2.last_ok == 0 &&

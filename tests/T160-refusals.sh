@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Every refusal explained where the user looks (#16): a refused .query
+# write, a server's own reason for an error, a bad range at mkdir, the one
+# name of a query, a missing local source at mount, and what .status said
+# before a remount.
+. "$(dirname "$0")/test-lib.sh"
+
+hostile_start
+M="$TRASH/mnt"
+C="$TRASH/cache"
+
+test_expect_success 'the hostile server answers' '
+	test_wait_for 10 "curl -s -o /dev/null -d \"\" $H/ok/"
+'
+
+test_expect_success 'a refused .query write says why in .status and queries/.status' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-query,timeout=3" &&
+	mkdir "$M/queries/s:refused" &&
+	! echo foo:bar >"$M/queries/s:refused/.query" 2>err &&
+	grep "Invalid argument" err &&
+	grep "^refused: .query: unknown search prefix$" "$M/queries/s:refused/.status" &&
+	grep "^error: new query for s:refused refused: unknown search prefix$" "$M/queries/.status" &&
+	grep "new query for s:refused refused: unknown search prefix" "$TRASH/leifs.log" &&
+	echo "s:refused OR s:other" >"$M/queries/s:refused/.query" &&
+	! grep "^refused:" "$M/queries/s:refused/.status"
+'
+leifs_umount "$M"
+
+test_expect_success 'an HTTP error keeps the first line of the server'"'"'s reason' '
+	leifs_mount "$M" -o "source=$H/500text/,cache=$C-500,timeout=3" &&
+	mkdir "$M/queries/s:Sa*" &&
+	timeout 10 ls "$M/queries/s:Sa*/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/s:Sa*/.status\"" &&
+	grep "^error: .*server answered HTTP 500: Wildcard Sa\* expands to more than 100 terms$" \
+		"$M/queries/s:Sa*/.status" &&
+	! grep "second line" "$M/queries/s:Sa*/.status" &&
+	! grep -q "$(printf "\a")" "$M/queries/s:Sa*/.status"
+'
+leifs_umount "$M"
+
+test_expect_success 'a gzip'"'"'d reason is read, and bounded' '
+	leifs_mount "$M" -o "source=$H/500gz/,cache=$C-500gz,timeout=3" &&
+	mkdir "$M/queries/s:gz" &&
+	timeout 10 ls "$M/queries/s:gz/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/s:gz/.status\"" &&
+	grep "^error: .*server answered HTTP 500: Query too complex: xxx*$" "$M/queries/s:gz/.status" >line &&
+	[ "$(sed "s/.*HTTP 500: //" line | wc -c)" -le 201 ]
+'
+leifs_umount "$M"
+
+test_expect_success 'a range Xapian cannot read is refused at mkdir, with the reason' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-range,timeout=3" &&
+	! mkdir "$M/queries/z:1k..2k" 2>err && grep "Invalid argument" err &&
+	grep "^error: mkdir refused: z:1k..2k: the query does not parse: .*range" "$M/queries/.status" &&
+	! [ -e "$M/queries/z:1k..2k" ] &&
+	mkdir "$M/queries/z:1000..2000" && mkdir "$M/queries/d:2.weeks.ago.." &&
+	mkdir "$M/queries/rt:1.month.ago..now" && mkdir "$M/queries/dt:20240101000000.."
+'
+leifs_umount "$M"
+
+test_expect_success 'a query has one name: %2f is refused, with the reason' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-name,timeout=3" &&
+	mkdir "$M/queries/dfn:drivers%2Frtc" &&
+	! mkdir "$M/queries/dfn:drivers%2frtc" 2>err && grep "Invalid argument" err &&
+	grep "^error: mkdir refused: dfn:drivers%2frtc: bad escape: write %2F, not %2f$" "$M/queries/.status" &&
+	ls "$M/queries" >names && [ "$(grep -c -i "^dfn:drivers%2frtc$" names)" = 1 ]
+'
+leifs_umount "$M"
+
+test_expect_success 'a local source that does not exist stops the mount, one line, status 2' '
+	mkdir -p "$M" &&
+	{ timeout 10 "$LEIFS" -f -o "source=$TRASH/no-such-archive,cache=$C-missing" "$M" 2>err; rc=$?; } &&
+	{ [ $rc = 2 ] || fusermount3 -u "$M" 2>/dev/null; cat err; } &&
+	[ $rc = 2 ] && [ "$(wc -l <err)" = 1 ] && grep "no-such-archive" err &&
+	! mountpoint -q "$M" &&
+	printf "[leifs]\n\tsource = %s\n" "$TRASH/nor-this-one" >config &&
+	{ timeout 10 "$LEIFS" -f -o "config=$TRASH/config,cache=$C-missing" "$M" 2>err; rc=$?; } &&
+	{ [ $rc = 2 ] || fusermount3 -u "$M" 2>/dev/null; cat err; } &&
+	[ $rc = 2 ] && [ "$(wc -l <err)" = 1 ] && grep "nor-this-one" err &&
+	! mountpoint -q "$M"
+'
+
+test_expect_success 'last-query and the source lines survive a remount' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-remount,timeout=3" &&
+	mkdir "$M/queries/s:kept" && ls "$M/queries/s:kept/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$M/queries/s:kept/.status\"" &&
+	grep -E "^(last-query|last-fetch|source):" "$M/queries/s:kept/.status" >expect &&
+	grep "^source: .*: ok, " expect && grep "^last-query: s:kept$" expect &&
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-remount,timeout=3,refresh=3600" &&
+	grep -E "^(last-query|last-fetch|source):" "$M/queries/s:kept/.status" >actual &&
+	test_cmp expect actual
+'
+leifs_umount "$M"
+
+test_done
