@@ -125,9 +125,13 @@ static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
  * run near tmpfs speed.  The price is that no open file has a handle of its
  * own, so nothing here keeps state per open: getattr makes the text and
  * keeps it on the node, read serves that copy, and a write takes effect as
- * it arrives.  Attributes of generated files are never cached and their
- * mtime nanoseconds move with every getattr, so the kernel (auto_inval_data)
- * drops its cached pages of them before each read and reads afresh.
+ * it arrives.  Attributes of generated files are never cached, so the
+ * kernel (auto_inval_data) drops its cached pages of one whenever its mtime
+ * moves and reads afresh.  The mtime of .status, .refresh and .unhide moves
+ * (its nanoseconds) at every getattr; that of .query and .config moves when
+ * their text does and only then (views_text_time), since editors compare it
+ * to tell a change made by another hand (vim: "The file has been changed
+ * since reading it").
  */
 static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t text_serial;            /* protected by text_lock */
@@ -176,21 +180,31 @@ static int is_generated(int kind)
 	       kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 
-/* make the text afresh and keep it for the reads that follow */
-static int text_attr(views_t *v, struct node *n, struct stat *st, double *timeout)
+/* make the text afresh and keep it for the reads that follow; the times
+ * of .query and .config (given their view `cv`) move with their text */
+static int text_attr(views_t *v, struct node *n, const struct cache_view *cv,
+		     struct stat *st, double *timeout)
 {
+	struct timespec ts;
 	char *s;
 	int err = gen_text(v, n, &s);
 
 	if (err)
 		return err;
+	if (cv && (err = views_text_time(v, cv, n->kind == N_CONFIG, s, &ts))) {
+		free(s);
+		return err;
+	}
 	pthread_mutex_lock(&text_lock);
 	free(n->text);
 	n->text = s;
 	n->textlen = strlen(s);
 	st->st_size = (off_t)n->textlen;
 	st->st_blocks = (st->st_size + 511) / 512;
-	st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
+	if (cv)
+		st->st_mtim = st->st_ctim = ts;
+	else
+		st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
 	pthread_mutex_unlock(&text_lock);
 	*timeout = 0;
 	return 0;
@@ -261,7 +275,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		return 0;
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
-		return text_attr(v, n, st, timeout);
+		return text_attr(v, n, NULL, st, timeout);
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
@@ -304,21 +318,21 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		break;
 	case N_QUERY:
 		file_attr(st, 0644, 0, (time_t)cv.created);
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, &cv, st, timeout);
 		break;
 	case N_CONFIG:
 		/* its sources may hold a password: the owner's alone */
 		file_attr(st, 0600, 0, (time_t)cv.created);
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, &cv, st, timeout);
 		break;
 	case N_REFRESH:
 	case N_UNHIDE:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, NULL, st, timeout);
 		break;
 	case N_STATUS:
 		file_attr(st, 0444, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, NULL, st, timeout);
 		break;
 	default:
 		err = EIO;

@@ -108,6 +108,52 @@ int views_config(views_t *v, const char *name, char **out)
 	return err;
 }
 
+int views_text_time(views_t *v, const struct cache_view *cv, int which, const char *text,
+		    struct timespec *ts)
+{
+	struct timespec now, *at;
+	struct live *l;
+	int64_t base = cv->created, stored;
+	size_t len;
+	char *copy = NULL;
+	int err = 0;
+
+	if (which && !cache_file_stat(v->cache, cv->id, ".config", &len, &stored))
+		base = stored;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&v->lock);
+	if (!(l = live_get(v, cv->id, cv->name))) {
+		err = ENOMEM;
+		goto out;
+	}
+	at = &l->seen_at[which];
+	if (l->seen[which] && !strcmp(l->seen[which], text)) {
+		*ts = *at;
+		goto out;
+	}
+	if (!(copy = strdup(text))) {
+		err = ENOMEM;
+		goto out;
+	}
+	if (!l->seen[which]) {
+		now = (struct timespec){ .tv_sec = (time_t)base };
+	} else if (now.tv_sec < at->tv_sec ||
+		   (now.tv_sec == at->tv_sec && now.tv_nsec <= at->tv_nsec)) {
+		/* a new text, a new time, even with the clock set back */
+		now = *at;
+		if (++now.tv_nsec == 1000000000L) {
+			now.tv_sec++;
+			now.tv_nsec = 0;
+		}
+	}
+	free(l->seen[which]);
+	l->seen[which] = copy;
+	*at = *ts = now;
+out:
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
 /* remember (or forget, with NULL) why the view's last .config was refused */
 static void set_refusal(views_t *v, const struct cache_view *cv, const char *why)
 {

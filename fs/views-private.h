@@ -65,6 +65,9 @@ struct live {
 	uint64_t pending_gen;
 	struct settings set;    /* the view's settings, parsed (view_settings) */
 	int has_set;            /* set is valid; cleared when .config changes */
+	char *seen[2];          /* .query, .config: the text last read ... */
+	struct timespec seen_at[2];  /* ... and when it was first read (their
+				 * mtime: see views_text_time) */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */

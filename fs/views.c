@@ -74,6 +74,8 @@ static void live_free(struct live *l)
 	free_src(l->src, l->nsrc);
 	free(l->refusal);
 	free(l->pending);
+	free(l->seen[0]);
+	free(l->seen[1]);
 	free_empty(l->empty);
 	if (l->has_set)
 		settings_free(&l->set);

@@ -23,6 +23,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "cache/cache.h"
 
@@ -132,6 +133,16 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
  * came for a moment (see views.c). */
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
 		       char *why, size_t whylen);
+
+/* The mtime (and ctime) of VIEW/.query (which 0) or VIEW/.config
+ * (which 1), whose text reads `text` now: the time the daemon first read
+ * this text, unlike the one it read before, so that it moves when the text
+ * changes and only then (an editor that compares mtimes sees no change it
+ * did not make; the kernel, which drops its cached pages of a file when its
+ * mtime moves, reads a new text afresh).  The first text read since the
+ * mount gets the time .config was stored, else the view's creation time. */
+int views_text_time(views_t *v, const struct cache_view *cv, int which, const char *text,
+		    struct timespec *ts);
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);
