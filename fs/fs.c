@@ -293,7 +293,9 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		free(name);
 		if (err)
 			return err;
-		file_attr(st, 0644, (off_t)len, (time_t)mtime);
+		/* the owner's, as .config: it may be a copy of it (an editor's
+		 * swap file or backup, a temporary file renamed over it) */
+		file_attr(st, 0600, (off_t)len, (time_t)mtime);
 		*timeout = 0;
 		return 0;
 	}
@@ -363,12 +365,30 @@ static int view_child(const char *name)
 	return -1;
 }
 
-/* A client file of a view, such as mbsync's .uidvalidity: a dot name that
- * is none of leifs's own (.config is kept for view settings). */
+/* the temporary file of sed -i: "sed" and six letters or digits */
+static int sed_temp_name(const char *name)
+{
+	size_t i;
+
+	if (strncmp(name, "sed", 3) || strlen(name) != 9)
+		return 0;
+	for (i = 3; i < 9; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+/* A client file of a view: a dot name that is none of leifs's own (.config
+ * is kept for view settings), as mbsync's .uidvalidity, vim's swap file
+ * and backup (.config.swp, .config~) or git's .config.lock; or the
+ * temporary file of sed -i. */
 static int client_file_name(const char *name)
 {
 	size_t i;
 
+	if (sed_temp_name(name))
+		return 1;
 	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
 	    !strcmp(name, ".config") || strlen(name) > 255)
 		return 0;
@@ -459,10 +479,14 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 	}
 	ep->ino = n->ino;
 	/* a message's name changes only by renames the kernel makes itself;
-	 * views and client files come and go by other hands */
+	 * views and client files come and go by other hands; a client file
+	 * renamed over .config or .query leaves the name to leifs's own file
+	 * at once, which the kernel learns at its next lookup */
 	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
-	if (n->kind == N_VIEW || n->kind == N_FILE)
+	if (n->kind == N_VIEW)
 		ep->entry_timeout = LIST_TIMEOUT;
+	if (n->kind == N_FILE)
+		ep->entry_timeout = 0;
 	return 0;
 }
 
@@ -522,8 +546,21 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static struct wtext *writer_get(struct node *n, int pid, int make);
 
-static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t size)
+static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
+		      const struct stat *attr)
 {
+	off_t size = attr->st_size;
+
+	/* chmod and fchown to the owner, as git config -f and sed -i make on
+	 * their temporary file, are accepted and ignored: a client file is
+	 * always the owner's, mode 0600 */
+	if (n->kind == N_FILE && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+					    FUSE_SET_ATTR_GID))) {
+		if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != getuid()) ||
+		    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != getgid()))
+			return EPERM;
+		to_set &= ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+	}
 	if (n->kind == N_FILE && (to_set & FUSE_SET_ATTR_SIZE)) {
 		char *name;
 		int err;
@@ -588,7 +625,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_setattr(V(req), n, fuse_req_ctx(req)->pid, to_set, attr->st_size);
+	err = do_setattr(V(req), n, fuse_req_ctx(req)->pid, to_set, attr);
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
@@ -968,7 +1005,7 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		char why[256];
 
 		/* staged like a write, so it also cancels one still pending */
-		err = views_stage_config(V(req), p->view, "", 0, why, sizeof(why));
+		err = views_stage_config(V(req), p->view, "", 0, 0, why, sizeof(why));
 	} else if (p->kind == N_VIEW && view_child(name) > N_TMP) {
 		/* .query .status .refresh .unhide: part of the view, as cur/
 		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
@@ -984,6 +1021,44 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
+#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
+
+/*
+ * A client file renamed over .config or .query, as git config -f, sed -i
+ * and other editors save a file: its text is taken as a whole write of it
+ * would be (checked, refused with EINVAL and the reason in .status, else
+ * applied), then the client file is gone.  A refused rename changes
+ * nothing, the client file included.
+ */
+static int rename_onto(views_t *v, const struct node *p, const char *name, int kind)
+{
+	char *text = NULL, why[256];
+	size_t len = 0;
+	int err;
+
+	if ((err = GUARD(v, cache_file_read(views_cache(v), p->vid, name, &text, &len))))
+		return err;
+	if (len > WRITE_MAX)
+		err = EFBIG;
+	else if (kind == N_CONFIG)
+		err = views_stage_config(v, p->view, text, len, 1, why, sizeof(why));
+	else if (memchr(text, '\0', len))
+		err = EINVAL;
+	else {
+		text[len] = '\0';      /* cache_file_read leaves room for it */
+		err = views_set_query(v, p->view, text, why, sizeof(why));
+	}
+	free(text);
+	if (!err)
+		err = cache_file_remove(views_cache(v), p->vid, name);
+	if (!err) {
+		/* the kernel drops the replaced inode: the name gets a new one */
+		node_file_gone(p->vid, name);
+		node_unkey(kind, p->vid);
+	}
+	return err;
+}
+
 static int do_rename(views_t *v, const struct node *p, const char *name,
 		     const struct node *np, const char *newname, unsigned flags)
 {
@@ -993,6 +1068,11 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 
 	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
+	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
+	    client_file_name(name) && (view_child(newname) == N_CONFIG ||
+				       view_child(newname) == N_QUERY))
+		return flags & RENAME_NOREPLACE ? EEXIST :
+		       rename_onto(v, p, name, view_child(newname));
 	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
 	    client_file_name(name) && client_file_name(newname)) {
 		size_t len;
@@ -1110,8 +1190,6 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 }
 
 /* ---- files ---- */
-
-#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
 
 static int no_open;     /* the kernel takes ENOSYS from open as "no state" */
 
@@ -1406,7 +1484,7 @@ static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 		return 0;
 	}
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, len, why, sizeof(why));
+		err = views_stage_config(v, n->view, text, len, 0, why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);

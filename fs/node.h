@@ -59,6 +59,9 @@ struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
 /* A client file was renamed: its node (if any) now stands for `to`, as the
  * kernel keeps the inode across a rename. */
 int node_rename_file(uint64_t vid, const char *from, const char *to);
+/* The client file `name` of a view is gone (renamed over .config or
+ * .query): its node, if any, keeps its inode but stands for no name. */
+void node_file_gone(uint64_t vid, const char *name);
 /* The node of (kind, vid), if any, stands for no name any more: the next
  * lookup makes a node with a new inode (the kernel marks a directory it
  * saw removed as dead, and a dead inode must not come back). */

@@ -290,7 +290,7 @@ int views_config_ok(views_t *v, const char *text, size_t len)
 }
 
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       char *why, size_t whylen)
+		       int whole, char *why, size_t whylen)
 {
 	struct cache_view cv;
 	struct settings set;
@@ -313,11 +313,15 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 		err = ENOMEM;
 		goto out;
 	}
-	free(l->pending);
-	l->pending = NULL;
-	l->pending_gen++;       /* a refused text also cancels what was staged */
 	free(l->refusal);
 	l->refusal = NULL;
+	if (!err || !whole) {
+		/* a refused text also cancels what was staged, the first
+		 * lines of it perhaps; not so a whole file refused */
+		free(l->pending);
+		l->pending = NULL;
+		l->pending_gen++;
+	}
 	if (err) {
 		if (err == EINVAL && asprintf(&l->refusal, ".config: %s", why) < 0)
 			l->refusal = NULL;

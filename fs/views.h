@@ -130,9 +130,11 @@ int views_config(views_t *v, const char *name, char **out);
 int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 		     char *why, size_t whylen);
 /* The same for a .config being written: checked now, applied once no write
- * came for a moment (see views.c). */
+ * came for a moment (see view-config.c).  A refused text cancels the text
+ * staged before it (its first lines, perhaps), unless it is `whole`: a
+ * whole file, renamed over .config. */
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       char *why, size_t whylen);
+		       int whole, char *why, size_t whylen);
 
 /* The mtime (and ctime) of VIEW/.query (which 0) or VIEW/.config
  * (which 1), whose text reads `text` now: the time the daemon first read
