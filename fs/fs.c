@@ -129,12 +129,13 @@ static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
  * kernel (auto_inval_data) drops its cached pages of one whenever its mtime
  * moves and reads afresh.  The mtime of .status, .refresh and .unhide moves
  * (its nanoseconds) at every getattr; that of .query and .config moves when
- * their text does and only then (views_text_time), since editors compare it
- * to tell a change made by another hand (vim: "The file has been changed
- * since reading it").
+ * they are written or their text changes, and only then (views_text_time),
+ * since editors compare it to tell a change made by another hand (vim: "The
+ * file has been changed since reading it").
  */
 static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t text_serial;            /* protected by text_lock */
+static uint64_t rewrites;               /* rewrites started; text_lock */
 
 static int gen_text(views_t *v, const struct node *n, char **out)
 {
@@ -596,6 +597,7 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
 			empty = NULL;
 			w->len = 0;
 			w->refused = 0;
+			w->serial = ++rewrites;
 		} else if (w && w->buf && (size_t)size < w->len) {
 			w->len = (size_t)size;
 			w->buf[w->len] = '\0';
@@ -619,18 +621,24 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct node *n = node_get(ino);
+	views_t *v = V(req);    /* req is gone once replied to */
 	int err;
 
 	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_setattr(V(req), n, fuse_req_ctx(req)->pid, to_set, attr);
-	node_put(n);
+	err = do_setattr(v, n, fuse_req_ctx(req)->pid, to_set, attr);
 	if (err)
 		fuse_reply_err(req, err);
 	else
 		fs_getattr(req, ino, fi);
+	/* the kernel takes the attributes of a setattr's reply without
+	 * checking its cached pages against them: the next getattr must
+	 * bring a new mtime (see text_attr) */
+	if (n->kind == N_QUERY || n->kind == N_CONFIG)
+		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
+	node_put(n);
 }
 
 /*
@@ -1041,7 +1049,7 @@ static int rename_onto(views_t *v, const struct node *p, const char *name, int k
 	if (len > WRITE_MAX)
 		err = EFBIG;
 	else if (kind == N_CONFIG)
-		err = views_stage_config(v, p->view, text, len, 1, why, sizeof(why));
+		err = views_stage_config(v, p->view, text, len, 0, why, sizeof(why));
 	else if (memchr(text, '\0', len))
 		err = EINVAL;
 	else {
@@ -1383,7 +1391,7 @@ static struct wtext *writer_get(struct node *n, int pid, int make)
  * written, copied to *text (a NUL byte in it kept: it must fail the
  * write, not end the text). */
 static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
-		      size_t size, off_t off, char **text, size_t *len)
+		      size_t size, off_t off, char **text, size_t *len, uint64_t *serial)
 {
 	size_t end = (size_t)off + size;
 	struct wtext *w;
@@ -1396,6 +1404,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		w->buf = NULL;
 		w->len = 0;
 		w->refused = 0;
+		w->serial = ++rewrites;
 		if (!(w->buf = calloc(1, 1)))
 			return ENOMEM;
 	}
@@ -1418,6 +1427,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		if (!w->buf) {
 			w->buf = s;
 			w->len = strlen(s);
+			w->serial = ++rewrites;
 		} else {
 			free(s);
 		}
@@ -1437,6 +1447,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		return ENOMEM;
 	memcpy(*text, w->buf, w->len + 1);
 	*len = w->len;
+	*serial = w->serial;
 	return 0;
 }
 
@@ -1464,13 +1475,14 @@ static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 {
 	char why[256], *text = NULL;
 	struct wtext *w;
+	uint64_t serial = 0;
 	size_t len = 0;
 	int err, done;
 
 	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
 		return EFBIG;
 	pthread_mutex_lock(&text_lock);
-	err = writer_put(v, n, pid, buf, size, off, &text, &len);
+	err = writer_put(v, n, pid, buf, size, off, &text, &len, &serial);
 	pthread_mutex_unlock(&text_lock);
 	if (err)
 		return err;
@@ -1484,7 +1496,7 @@ static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 		return 0;
 	}
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, len, 0, why, sizeof(why));
+		err = views_stage_config(v, n->view, text, len, serial, why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);
@@ -1521,6 +1533,9 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 		return views_refresh(v, n->view, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
 	case N_QUERY:
 	case N_CONFIG:
+		/* the kernel may keep the bytes written in its cache of the
+		 * file: a new mtime makes it drop them */
+		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
 		return text_write(v, n, pid, buf, size, off);
 	case N_UNHIDE: {
 		char why[256];

@@ -39,6 +39,7 @@ struct wtext {
 	char *buf;                      /* len bytes and a NUL; NULL: none yet */
 	size_t len;
 	int refused;                    /* a write of it failed: the rest fails */
+	uint64_t serial;                /* which rewrite (views_stage_config) */
 	int64_t used;                   /* time of its last write */
 };
 
