@@ -39,13 +39,14 @@ test_expect_success 'stat twice with no write: the same mtime and ctime' '
 	cat "$V/.config" "$V/.query" >/dev/null &&
 	stat -c "%y %z %s" "$V/.config" "$V/.query" >two && test_cmp one two
 '
-test_expect_success 'a write moves the mtime; reading back does not' '
+test_expect_success 'a write moves the mtime; reading back, applying do not' '
 	before=$(mtime "$V/.config") &&
 	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" && has limit 5 &&
 	after=$(mtime "$V/.config") && [ "$before" != "$after" ] &&
-	sleep 0.5 && cat "$V/.config" >/dev/null && [ "$(mtime "$V/.config")" = "$after" ] &&
-	q=$(mtime "$V/.query") && printf "s:edit\n" >"$V/.query" &&
-	[ "$(mtime "$V/.query")" = "$q" ]
+	sleep 1 && cat "$V/.config" >/dev/null && [ "$(mtime "$V/.config")" = "$after" ] &&
+	q=$(mtime "$V/.query") && sleep 0.1 && printf "s:edit\n" >"$V/.query" &&
+	q2=$(mtime "$V/.query") && [ "$q2" != "$q" ] &&
+	sleep 0.2 && [ "$(mtime "$V/.query")" = "$q2" ]
 '
 test_expect_success 'printf >: the file is the text written, other keys back to defaults' '
 	printf "[leifs]\n\tthreads = true\n\tlimit = 4\n" >"$V/.config" &&
@@ -107,6 +108,11 @@ else
 		has limit 1 && test_cmp old "$V/.config~" && rm "$V/.config~" && no_stray
 	'
 fi
+test_expect_success 'a refused rewrite does not cancel the good one just before it' '
+	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" &&
+	! printf "[leifs]\n\tlimit = x\n" >"$V/.config" && sleep 1 &&
+	has limit 5 && ! git config -f "$V/.config" leifs.limit y && sleep 1 && has limit 5
+'
 test_expect_success 'removing a client file frees its slot' '
 	for i in $(seq 20); do
 		git config -f "$V/.config" leifs.refresh $((100 + i)) || return 1
