@@ -126,12 +126,17 @@ static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
  * run near tmpfs speed.  The price is that no open file has a handle of its
  * own, so nothing here keeps state per open: getattr makes the text and
  * keeps it on the node, read serves that copy, and a write takes effect as
- * it arrives.  Attributes of generated files are never cached and their
- * mtime nanoseconds move with every getattr, so the kernel (auto_inval_data)
- * drops its cached pages of them before each read and reads afresh.
+ * it arrives.  Attributes of generated files are never cached, so the
+ * kernel (auto_inval_data) drops its cached pages of one whenever its mtime
+ * moves and reads afresh.  The mtime of .status, .refresh and .unhide moves
+ * (its nanoseconds) at every getattr; that of .query and .config moves when
+ * they are written or their text changes, and only then (views_text_time),
+ * since editors compare it to tell a change made by another hand (vim: "The
+ * file has been changed since reading it").
  */
 static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t text_serial;            /* protected by text_lock */
+static uint64_t rewrites;               /* rewrites started; text_lock */
 
 static int gen_text(views_t *v, const struct node *n, char **out)
 {
@@ -178,21 +183,31 @@ static int is_generated(int kind)
 	       kind == N_QREFRESH || kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 
-/* make the text afresh and keep it for the reads that follow */
-static int text_attr(views_t *v, struct node *n, struct stat *st, double *timeout)
+/* make the text afresh and keep it for the reads that follow; the times
+ * of .query and .config (given their view `cv`) move with their text */
+static int text_attr(views_t *v, struct node *n, const struct cache_view *cv,
+		     struct stat *st, double *timeout)
 {
+	struct timespec ts;
 	char *s;
 	int err = gen_text(v, n, &s);
 
 	if (err)
 		return err;
+	if (cv && (err = views_text_time(v, cv, n->kind == N_CONFIG, s, &ts))) {
+		free(s);
+		return err;
+	}
 	pthread_mutex_lock(&text_lock);
 	free(n->text);
 	n->text = s;
 	n->textlen = strlen(s);
 	st->st_size = (off_t)n->textlen;
 	st->st_blocks = (st->st_size + 511) / 512;
-	st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
+	if (cv)
+		st->st_mtim = st->st_ctim = ts;
+	else
+		st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
 	pthread_mutex_unlock(&text_lock);
 	*timeout = 0;
 	return 0;
@@ -263,10 +278,10 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		return 0;
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
-		return text_attr(v, n, st, timeout);
+		return text_attr(v, n, NULL, st, timeout);
 	case N_QREFRESH:
 		file_attr(st, 0644, 0, mount_time);
-		return text_attr(v, n, st, timeout);
+		return text_attr(v, n, NULL, st, timeout);
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
@@ -284,7 +299,9 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		free(name);
 		if (err)
 			return err;
-		file_attr(st, 0644, (off_t)len, (time_t)mtime);
+		/* the owner's, as .config: it may be a copy of it (an editor's
+		 * swap file or backup, a temporary file renamed over it) */
+		file_attr(st, 0600, (off_t)len, (time_t)mtime);
 		*timeout = 0;
 		return 0;
 	}
@@ -313,21 +330,21 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		break;
 	case N_QUERY:
 		file_attr(st, 0644, 0, (time_t)cv.created);
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, &cv, st, timeout);
 		break;
 	case N_CONFIG:
 		/* its sources may hold a password: the owner's alone */
 		file_attr(st, 0600, 0, (time_t)cv.created);
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, &cv, st, timeout);
 		break;
 	case N_REFRESH:
 	case N_UNHIDE:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, NULL, st, timeout);
 		break;
 	case N_STATUS:
 		file_attr(st, 0444, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, st, timeout);
+		err = text_attr(v, n, NULL, st, timeout);
 		break;
 	default:
 		err = EIO;
@@ -358,12 +375,30 @@ static int view_child(const char *name)
 	return -1;
 }
 
-/* A client file of a view, such as mbsync's .uidvalidity: a dot name that
- * is none of leifs's own (.config is kept for view settings). */
+/* the temporary file of sed -i: "sed" and six letters or digits */
+static int sed_temp_name(const char *name)
+{
+	size_t i;
+
+	if (strncmp(name, "sed", 3) || strlen(name) != 9)
+		return 0;
+	for (i = 3; i < 9; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+/* A client file of a view: a dot name that is none of leifs's own (.config
+ * is kept for view settings), as mbsync's .uidvalidity, vim's swap file
+ * and backup (.config.swp, .config~) or git's .config.lock; or the
+ * temporary file of sed -i. */
 static int client_file_name(const char *name)
 {
 	size_t i;
 
+	if (sed_temp_name(name))
+		return 1;
 	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
 	    !strcmp(name, ".config") || strlen(name) > 255)
 		return 0;
@@ -458,10 +493,14 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 	}
 	ep->ino = n->ino;
 	/* a message's name changes only by renames the kernel makes itself;
-	 * views and client files come and go by other hands */
+	 * views and client files come and go by other hands; a client file
+	 * renamed over .config or .query leaves the name to leifs's own file
+	 * at once, which the kernel learns at its next lookup */
 	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
-	if (n->kind == N_VIEW || n->kind == N_FILE)
+	if (n->kind == N_VIEW)
 		ep->entry_timeout = LIST_TIMEOUT;
+	if (n->kind == N_FILE)
+		ep->entry_timeout = 0;
 	return 0;
 }
 
@@ -521,8 +560,21 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static struct wtext *writer_get(struct node *n, int pid, int make);
 
-static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t size)
+static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
+		      const struct stat *attr)
 {
+	off_t size = attr->st_size;
+
+	/* chmod and fchown to the owner, as git config -f and sed -i make on
+	 * their temporary file, are accepted and ignored: a client file is
+	 * always the owner's, mode 0600 */
+	if (n->kind == N_FILE && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+					    FUSE_SET_ATTR_GID))) {
+		if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != getuid()) ||
+		    ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != getgid()))
+			return EPERM;
+		to_set &= ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+	}
 	if (n->kind == N_FILE && (to_set & FUSE_SET_ATTR_SIZE)) {
 		char *name;
 		int err;
@@ -558,6 +610,7 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set, off_t siz
 			empty = NULL;
 			w->len = 0;
 			w->refused = 0;
+			w->serial = ++rewrites;
 		} else if (w && w->buf && (size_t)size < w->len) {
 			w->len = (size_t)size;
 			w->buf[w->len] = '\0';
@@ -583,18 +636,24 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct node *n = node_get(ino);
+	views_t *v = V(req);    /* req is gone once replied to */
 	int err;
 
 	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_setattr(V(req), n, fuse_req_ctx(req)->pid, to_set, attr->st_size);
-	node_put(n);
+	err = do_setattr(v, n, fuse_req_ctx(req)->pid, to_set, attr);
 	if (err)
 		fuse_reply_err(req, err);
 	else
 		fs_getattr(req, ino, fi);
+	/* the kernel takes the attributes of a setattr's reply without
+	 * checking its cached pages against them: the next getattr must
+	 * bring a new mtime (see text_attr) */
+	if (n->kind == N_QUERY || n->kind == N_CONFIG)
+		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
+	node_put(n);
 }
 
 /*
@@ -971,7 +1030,7 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		char why[256];
 
 		/* staged like a write, so it also cancels one still pending */
-		err = views_stage_config(V(req), p->view, "", 0, why, sizeof(why));
+		err = views_stage_config(V(req), p->view, "", 0, 0, why, sizeof(why));
 	} else if (p->kind == N_VIEW && view_child(name) > N_TMP) {
 		/* .query .status .refresh .unhide: part of the view, as cur/
 		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
@@ -987,6 +1046,44 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
+#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
+
+/*
+ * A client file renamed over .config or .query, as git config -f, sed -i
+ * and other editors save a file: its text is taken as a whole write of it
+ * would be (checked, refused with EINVAL and the reason in .status, else
+ * applied), then the client file is gone.  A refused rename changes
+ * nothing, the client file included.
+ */
+static int rename_onto(views_t *v, const struct node *p, const char *name, int kind)
+{
+	char *text = NULL, why[256];
+	size_t len = 0;
+	int err;
+
+	if ((err = GUARD(v, cache_file_read(views_cache(v), p->vid, name, &text, &len))))
+		return err;
+	if (len > WRITE_MAX)
+		err = EFBIG;
+	else if (kind == N_CONFIG)
+		err = views_stage_config(v, p->view, text, len, 0, why, sizeof(why));
+	else if (memchr(text, '\0', len))
+		err = EINVAL;
+	else {
+		text[len] = '\0';      /* cache_file_read leaves room for it */
+		err = views_set_query(v, p->view, text, why, sizeof(why));
+	}
+	free(text);
+	if (!err)
+		err = cache_file_remove(views_cache(v), p->vid, name);
+	if (!err) {
+		/* the kernel drops the replaced inode: the name gets a new one */
+		node_file_gone(p->vid, name);
+		node_unkey(kind, p->vid);
+	}
+	return err;
+}
+
 static int do_rename(views_t *v, const struct node *p, const char *name,
 		     const struct node *np, const char *newname, unsigned flags)
 {
@@ -996,6 +1093,11 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 
 	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
+	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
+	    client_file_name(name) && (view_child(newname) == N_CONFIG ||
+				       view_child(newname) == N_QUERY))
+		return flags & RENAME_NOREPLACE ? EEXIST :
+		       rename_onto(v, p, name, view_child(newname));
 	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
 	    client_file_name(name) && client_file_name(newname)) {
 		size_t len;
@@ -1113,8 +1215,6 @@ static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 }
 
 /* ---- files ---- */
-
-#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
 
 static int no_open;     /* the kernel takes ENOSYS from open as "no state" */
 
@@ -1308,7 +1408,7 @@ static struct wtext *writer_get(struct node *n, int pid, int make)
  * written, copied to *text (a NUL byte in it kept: it must fail the
  * write, not end the text). */
 static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
-		      size_t size, off_t off, char **text, size_t *len)
+		      size_t size, off_t off, char **text, size_t *len, uint64_t *serial)
 {
 	size_t end = (size_t)off + size;
 	struct wtext *w;
@@ -1321,6 +1421,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		w->buf = NULL;
 		w->len = 0;
 		w->refused = 0;
+		w->serial = ++rewrites;
 		if (!(w->buf = calloc(1, 1)))
 			return ENOMEM;
 	}
@@ -1343,6 +1444,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		if (!w->buf) {
 			w->buf = s;
 			w->len = strlen(s);
+			w->serial = ++rewrites;
 		} else {
 			free(s);
 		}
@@ -1362,6 +1464,7 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 		return ENOMEM;
 	memcpy(*text, w->buf, w->len + 1);
 	*len = w->len;
+	*serial = w->serial;
 	return 0;
 }
 
@@ -1389,13 +1492,14 @@ static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 {
 	char why[256], *text = NULL;
 	struct wtext *w;
+	uint64_t serial = 0;
 	size_t len = 0;
 	int err, done;
 
 	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
 		return EFBIG;
 	pthread_mutex_lock(&text_lock);
-	err = writer_put(v, n, pid, buf, size, off, &text, &len);
+	err = writer_put(v, n, pid, buf, size, off, &text, &len, &serial);
 	pthread_mutex_unlock(&text_lock);
 	if (err)
 		return err;
@@ -1409,7 +1513,7 @@ static int text_write(views_t *v, struct node *n, int pid, const char *buf,
 		return 0;
 	}
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, len, why, sizeof(why));
+		err = views_stage_config(v, n->view, text, len, serial, why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);
@@ -1449,6 +1553,9 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 		return views_refresh_all(v, off == 0 && size >= 4 && !memcmp(buf, "full", 4));
 	case N_QUERY:
 	case N_CONFIG:
+		/* the kernel may keep the bytes written in its cache of the
+		 * file: a new mtime makes it drop them */
+		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
 		return text_write(v, n, pid, buf, size, off);
 	case N_UNHIDE: {
 		char why[256];

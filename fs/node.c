@@ -209,6 +209,21 @@ int node_rename_file(uint64_t vid, const char *from, const char *to)
 	return 0;
 }
 
+void node_file_gone(uint64_t vid, const char *name)
+{
+	struct node key = { .kind = N_FILE, .vid = vid, .name = (char *)name };
+	struct ref_node *r;
+
+	pthread_mutex_lock(&lock);
+	if ((r = g_hash_table_lookup(by_key, &key))) {
+		g_hash_table_remove(by_key, &r->n);
+		r->unkeyed = 1;
+		free(r->n.name);
+		r->n.name = NULL;       /* node_file_name(): gone */
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 void node_unkey(int kind, uint64_t vid)
 {
 	struct node key = { .kind = kind, .vid = vid };

@@ -40,6 +40,7 @@ struct wtext {
 	char *buf;                      /* len bytes and a NUL; NULL: none yet */
 	size_t len;
 	int refused;                    /* a write of it failed: the rest fails */
+	uint64_t serial;                /* which rewrite (views_stage_config) */
 	int64_t used;                   /* time of its last write */
 };
 
@@ -60,6 +61,9 @@ struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
 /* A client file was renamed: its node (if any) now stands for `to`, as the
  * kernel keeps the inode across a rename. */
 int node_rename_file(uint64_t vid, const char *from, const char *to);
+/* The client file `name` of a view is gone (renamed over .config or
+ * .query): its node, if any, keeps its inode but stands for no name. */
+void node_file_gone(uint64_t vid, const char *name);
 /* The node of (kind, vid), if any, stands for no name any more: the next
  * lookup makes a node with a new inode (the kernel marks a directory it
  * saw removed as dead, and a dead inode must not come back). */

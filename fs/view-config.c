@@ -108,6 +108,63 @@ int views_config(views_t *v, const char *name, char **out)
 	return err;
 }
 
+int views_text_time(views_t *v, const struct cache_view *cv, int which, const char *text,
+		    struct timespec *ts)
+{
+	struct timespec now, *at;
+	struct live *l;
+	int64_t base = cv->created, stored;
+	size_t len;
+	char *copy = NULL;
+	int err = 0;
+
+	if (which && !cache_file_stat(v->cache, cv->id, ".config", &len, &stored))
+		base = stored;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&v->lock);
+	if (!(l = live_get(v, cv->id, cv->name))) {
+		err = ENOMEM;
+		goto out;
+	}
+	at = &l->seen_at[which];
+	if (l->seen[which] && !l->written[which] && !strcmp(l->seen[which], text)) {
+		*ts = *at;
+		goto out;
+	}
+	if (!(copy = strdup(text))) {
+		err = ENOMEM;
+		goto out;
+	}
+	if (!l->seen[which]) {
+		now = (struct timespec){ .tv_sec = (time_t)base };
+	} else if (now.tv_sec < at->tv_sec ||
+		   (now.tv_sec == at->tv_sec && now.tv_nsec <= at->tv_nsec)) {
+		/* a new text, a new time, even with the clock set back */
+		now = *at;
+		if (++now.tv_nsec == 1000000000L) {
+			now.tv_sec++;
+			now.tv_nsec = 0;
+		}
+	}
+	free(l->seen[which]);
+	l->seen[which] = copy;
+	l->written[which] = 0;
+	*at = *ts = now;
+out:
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
+void views_text_written(views_t *v, uint64_t id, const char *name, int which)
+{
+	struct live *l;
+
+	pthread_mutex_lock(&v->lock);
+	if ((l = live_get(v, id, name)))
+		l->written[which] = 1;
+	pthread_mutex_unlock(&v->lock);
+}
+
 /* remember (or forget, with NULL) why the view's last .config was refused */
 static void set_refusal(views_t *v, const struct cache_view *cv, const char *why)
 {
@@ -214,6 +271,8 @@ static void *apply_later(void *arg)
 	if (st->l->pending_gen == st->gen && st->l->pending) {
 		text = st->l->pending;
 		st->l->pending = NULL;
+		free(st->l->before);    /* applied: nothing to go back to */
+		st->l->before = NULL;
 		name = strdup(st->l->name);
 	}
 	pthread_mutex_unlock(&v->lock);
@@ -244,7 +303,7 @@ int views_config_ok(views_t *v, const char *text, size_t len)
 }
 
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       char *why, size_t whylen)
+		       uint64_t rewrite, char *why, size_t whylen)
 {
 	struct cache_view cv;
 	struct settings set;
@@ -267,34 +326,58 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 		err = ENOMEM;
 		goto out;
 	}
-	free(l->pending);
-	l->pending = NULL;
-	l->pending_gen++;       /* a refused text also cancels what was staged */
 	free(l->refusal);
 	l->refusal = NULL;
 	if (err) {
 		if (err == EINVAL && asprintf(&l->refusal, ".config: %s", why) < 0)
 			l->refusal = NULL;
-		goto out;
-	}
-	if (atomic_load(&v->stop)) {
+		/* a refused text cancels what its own rewrite staged (its
+		 * first lines), and what another rewrite had staged before
+		 * comes back; another rewrite's text is left alone */
+		if (!rewrite || rewrite != l->pending_by)
+			goto out;
+		free(l->pending);
+		l->pending = l->before;
+		l->before = NULL;
+		l->pending_by = 0;
+		l->pending_gen++;
+		if (!l->pending || atomic_load(&v->stop))
+			goto out;
+		if (!(st = malloc(sizeof(*st))))
+			goto out;
+	} else if (atomic_load(&v->stop)) {
 		err = ESHUTDOWN;
 		goto out;
-	}
-	if (!(l->pending = strndup(text, len)) || !(st = malloc(sizeof(*st)))) {
-		err = ENOMEM;
-		goto out;
+	} else {
+		char *mine = strndup(text, len);
+
+		if (!mine || !(st = malloc(sizeof(*st)))) {
+			free(mine);
+			err = ENOMEM;
+			goto out;
+		}
+		if (!rewrite || rewrite != l->pending_by) {
+			/* a rewrite begins: what it replaces is kept */
+			free(l->before);
+			l->before = l->pending;
+		} else {
+			free(l->pending);
+		}
+		l->pending = mine;
+		l->pending_by = rewrite;
+		l->pending_gen++;
 	}
 	*st = (struct stage){ v, l, l->pending_gen };
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &attr, apply_later, st);
-	pthread_attr_destroy(&attr);
-	if (!err) {
+	if (pthread_create(&t, &attr, apply_later, st) == 0) {
 		l->refs++;      /* the staging thread's */
 		v->running++;
 		st = NULL;
+	} else if (!err) {
+		err = EAGAIN;
 	}
+	pthread_attr_destroy(&attr);
 out:
 	pthread_mutex_unlock(&v->lock);
 	free(st);

@@ -66,10 +66,18 @@ struct live {
 	char *refusal;          /* why the last .config written was refused */
 	char *pending;          /* a .config written, applied when writes pause */
 	uint64_t pending_gen;
+	uint64_t pending_by;    /* the rewrite it is the text of (see
+				 * views_stage_config); 0: none */
+	char *before;           /* what another rewrite had staged when that
+				 * one began: staged again if it is refused */
 	struct settings set;    /* the view's settings, parsed (view_settings) */
 	int has_set;            /* set is valid; cleared when .config changes */
 	struct local_memo *memos; /* per local source (view-local.c); used by
 				   * the one refresh of the view at a time */
+	char *seen[2];          /* .query, .config: the text last read ... */
+	struct timespec seen_at[2];  /* ... and when it was first read (their
+				 * mtime: see views_text_time) */
+	int written[2];         /* written since: a new mtime, same text or not */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */

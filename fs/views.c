@@ -74,6 +74,9 @@ static void live_free(struct live *l)
 	free_src(l->src, l->nsrc);
 	free(l->refusal);
 	free(l->pending);
+	free(l->before);
+	free(l->seen[0]);
+	free(l->seen[1]);
 	free_empty(l->empty);
 	if (l->has_set)
 		settings_free(&l->set);
@@ -276,6 +279,8 @@ int views_remove(views_t *v, const char *name)
 		atomic_store(&l->cancel, 1);
 		free(l->pending);       /* a .config still to apply */
 		l->pending = NULL;
+		free(l->before);
+		l->before = NULL;
 		live_put(l);
 	}
 	pthread_mutex_unlock(&v->lock);

@@ -23,6 +23,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "cache/cache.h"
 
@@ -144,9 +145,26 @@ int views_config(views_t *v, const char *name, char **out);
 int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 		     char *why, size_t whylen);
 /* The same for a .config being written: checked now, applied once no write
- * came for a moment (see views.c). */
+ * came for a moment (see view-config.c).  `rewrite` tells which rewrite the
+ * text is of (fs.c numbers them; 0 for a whole file at once): a text
+ * refused cancels the one staged before it only if it is of the same
+ * rewrite (its first lines, perhaps); another's text stays staged. */
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       char *why, size_t whylen);
+		       uint64_t rewrite, char *why, size_t whylen);
+
+/* The mtime (and ctime) of VIEW/.query (which 0) or VIEW/.config
+ * (which 1), whose text reads `text` now: the time the daemon first read
+ * this text, unlike the one it read before (or after a write), so that it
+ * moves when the text changes or the file is written, and only then (an editor that compares mtimes sees no change it
+ * did not make; the kernel, which drops its cached pages of a file when its
+ * mtime moves, reads a new text afresh).  The first text read since the
+ * mount gets the time .config was stored, else the view's creation time. */
+int views_text_time(views_t *v, const struct cache_view *cv, int which, const char *text,
+		    struct timespec *ts);
+/* The file was written: its next mtime is new even if its text is the
+ * same, since the kernel may hold the bytes written, not the text that
+ * reads back, in its cache of the file until the mtime moves. */
+void views_text_written(views_t *v, uint64_t id, const char *name, int which);
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);
