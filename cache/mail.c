@@ -25,23 +25,61 @@ void cache_mail_init(void)
 	g_mime_init();
 }
 
-/* Where gmime stops reading: after CACHE_MIME_PARTS boundary-like lines
- * ("--" at a line start) and Content-Type headers, since each of those may
- * make a part (an object of a few hundred bytes, and a level of recursion
- * for a nested one).  PublicInbox::Eml stops at 1,000 parts as well; the
- * parts it keeps are whole here too. */
+/* Where gmime stops reading: after CACHE_MIME_PARTS boundary lines ("--"
+ * and a boundary some "boundary=" parameter above declared), since each
+ * starts a part (an object of a few hundred bytes).  PublicInbox::Eml
+ * stops at 1,000 parts as well; the parts kept are whole.  Other lines
+ * that start with "--" (a patch's "--- a/file", a signature) are no
+ * boundaries; only far more of them than any patch has (a hostile
+ * message's undeclared boundaries) stop the parse too. */
+#define BOUNDARIES_MAX 256
+#define DASH_LINES_MAX (20 * CACHE_MIME_PARTS)
+
+/* the value of a boundary= parameter on this line, if any */
+static size_t boundary_at(const char *p, const char *nl, const char **b)
+{
+	const char *q, *e;
+
+	for (q = p; q + 9 <= nl; q++)
+		if (!g_ascii_strncasecmp(q, "boundary=", 9))
+			break;
+	if (q + 9 > nl)
+		return 0;
+	q += 9;
+	if (q < nl && *q == '"') {
+		q++;
+		e = memchr(q, '"', (size_t)(nl - q));
+		if (!e)
+			return 0;
+	} else {
+		for (e = q; e < nl && *e != ';' && *e != ' ' && *e != '\t' && *e != '\r'; e++)
+			;
+	}
+	*b = q;
+	return (size_t)(e - q);
+}
+
 static size_t parse_len(const char *raw, size_t len)
 {
 	const char *p = raw, *end = raw + len;
-	size_t seen = 0;
+	const char *bnd[BOUNDARIES_MAX];
+	size_t blen[BOUNDARIES_MAX], nb = 0, parts = 0, dashes = 0, i;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
 
-		if ((end - p >= 2 && p[0] == '-' && p[1] == '-') ||
-		    (end - p >= 13 && !g_ascii_strncasecmp(p, "content-type:", 13))) {
-			if (++seen > CACHE_MIME_PARTS + 2)
+		if (le - p >= 2 && p[0] == '-' && p[1] == '-') {
+			for (i = 0; i < nb; i++)
+				if ((size_t)(le - p) >= 2 + blen[i] &&
+				    !memcmp(p + 2, bnd[i], blen[i]))
+					break;
+			if ((i < nb && ++parts > CACHE_MIME_PARTS + 2) ||
+			    ++dashes > DASH_LINES_MAX)
 				return (size_t)(p - raw);
+		} else if (nb < BOUNDARIES_MAX &&
+			   (blen[nb] = boundary_at(p, le, &bnd[nb])) > 0) {
+			nb++;
 		}
 		if (!nl)
 			break;
@@ -59,7 +97,9 @@ GMimeMessage *cache_mail_parse(const char *raw, size_t len, GByteArray **hold)
 
 	/* the parts read raw in place (a seekable stream keeps them as
 	 * substreams): no copy of a message that may be max_message long.
-	 * The array only lends the bytes; cache_mail_done takes them back. */
+	 * The array only lends the bytes; cache_mail_done takes them back.
+	 * gmime's parser only reads its stream: nothing resizes the array
+	 * (which would realloc the caller's buffer). */
 	g_free(a->data);
 	a->data = (guint8 *)raw;
 	a->len = (guint)parse_len(raw, len < G_MAXUINT ? len : G_MAXUINT);
@@ -281,7 +321,9 @@ GByteArray *cache_part_body_max(GMimePart *part, size_t max, int *cut)
 		g_object_unref(f);
 	}
 	a = g_byte_array_new();
-	while ((r = g_mime_stream_read(dec, buf, sizeof(buf))) > 0) {
+	/* a read may give 0 before the end (a chunk that decodes to
+	 * nothing): read to the end of the stream */
+	while (!g_mime_stream_eos(dec) && (r = g_mime_stream_read(dec, buf, sizeof(buf))) >= 0) {
 		if (a->len + (size_t)r > max) {
 			g_byte_array_append(a, (guint8 *)buf, (guint)(max - a->len));
 			*cut = 1;
@@ -354,11 +396,17 @@ static void digest_leaf(EVP_MD_CTX *d, GMimeObject *obj)
 		char *s = NULL;
 
 		/* text that needs no conversion is digested in place: the
-		 * body may be max_message long */
-		if ((!cs && ascii_only((const char *)body->data, body->len)) ||
-		    ((!g_ascii_strcasecmp(cs ? cs : "", "utf-8") ||
-		      !g_ascii_strcasecmp(cs ? cs : "", "us-ascii")) &&
-		     g_utf8_validate((const char *)body->data, (gssize)body->len, NULL))) {
+		 * body may be max_message long.  ASCII with no charset ends
+		 * at a NUL, as the copy it was hashed from (g_strndup) did. */
+		if (!cs && ascii_only((const char *)body->data, body->len)) {
+			digest_text(d, (char *)body->data,
+				    strnlen((const char *)body->data, body->len));
+			g_byte_array_unref(body);
+			return;
+		}
+		if ((!g_ascii_strcasecmp(cs ? cs : "", "utf-8") ||
+		     !g_ascii_strcasecmp(cs ? cs : "", "us-ascii")) &&
+		    g_utf8_validate((const char *)body->data, (gssize)body->len, NULL)) {
 			digest_text(d, (char *)body->data, body->len);
 			g_byte_array_unref(body);
 			return;

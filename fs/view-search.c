@@ -159,13 +159,14 @@ static struct local_memo *memo_get(struct run *r)
 	for (m = r->l->memos; m; m = m->next)
 		if (!strcmp(m->spec, r->url))
 			break;
-	if (!m && (m = calloc(1, sizeof(*m))) && !(m->spec = strdup(r->url))) {
-		free(m);
-		m = NULL;
-	}
-	if (m && !m->next && m != r->l->memos) {
-		m->next = r->l->memos;
-		r->l->memos = m;
+	if (!m && (m = calloc(1, sizeof(*m)))) {
+		if (!(m->spec = strdup(r->url))) {
+			free(m);
+			m = NULL;
+		} else {        /* new: linked in once */
+			m->next = r->l->memos;
+			r->l->memos = m;
+		}
 	}
 	pthread_mutex_unlock(&r->v->lock);
 	return m;

@@ -216,6 +216,21 @@ test_expect_success 'cache:URL views need no network: made with the server stopp
 	grep -q "^source: cache:$RTC: ok, [1-9]" "$v/.status"
 '
 
+# a view of two local sources refreshed again and again, then unmounted:
+# each source's memo of its last search is kept once (review of #15: the
+# second one's link made a loop, freed twice at unmount)
+test_expect_success 'two local sources refreshed often: the daemon ends cleanly' '
+	M5="$TRASH/mnt6" &&
+	leifs_mount "$M5" -o "source=mboxrd:$TRASH/wd.mbox,source=$PI_WORK/linux-rtc,cache=$TRASH/cache-memo,refresh=1" &&
+	mkdir "$M5/queries/s:watchdog OR s:rtc" &&
+	for i in 1 2 3 4; do
+		ls "$M5/queries/s:watchdog OR s:rtc/cur" >/dev/null || return 1
+		sleep 1.1
+	done &&
+	pid=$(cat "$M5.pid") && leifs_umount "$M5" &&
+	! grep -i -E "double free|corrupted|abort|segv|sanitizer" "$TRASH/leifs.log"
+'
+
 # ---- the real corpus slice ----
 PISERVE="$SHARED_DIR/corpus/pi-serve"
 if [ ! -x "$PISERVE" ]; then

@@ -562,6 +562,61 @@ static void test_view_shape(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* The MIME cap (1,000 parts, as Eml) must not change the content hash of
+ * ordinary mail: a message of 600 parts is hashed whole, and a patch's
+ * "--- a/file" lines or "-- " are no boundaries (issue #15 review: both
+ * were cut near 500 lines); ASCII text with a NUL hashes up to the NUL, as
+ * before the in-place digest.  Different text, different hash. */
+static char *parts_msg(int nparts, const char *last)
+{
+	GString *g = g_string_new("From: a@example.org\nSubject: parts\nMIME-Version: 1.0\n"
+				  "Content-Type: multipart/mixed; boundary=\"b0\"\n\n");
+	int i;
+
+	for (i = 0; i < nparts; i++)
+		g_string_append_printf(g, "--b0\nContent-Type: text/plain\n\n%s %d\n",
+				       i == nparts - 1 ? last : "part", i);
+	g_string_append(g, "--b0--\n");
+	return g_string_free(g, FALSE);
+}
+
+static char *patch_msg(int files, const char *sig)
+{
+	GString *g = g_string_new("From: a@example.org\nSubject: [PATCH] treewide\n\n");
+	int i;
+
+	for (i = 0; i < files; i++)
+		g_string_append_printf(g, "diff --git a/f%d b/f%d\n--- a/f%d\n+++ b/f%d\n@@ -1 +1 @@\n-- old\n+new\n",
+				       i, i, i, i);
+	g_string_append_printf(g, "-- \n%s\n", sig);
+	return g_string_free(g, FALSE);
+}
+
+static void test_hash_caps(void)
+{
+	unsigned char h1[CACHE_CHASH_LEN], h2[CACHE_CHASH_LEN];
+	int64_t date;
+	char *a, *b;
+	static const char nul1[] = "From: a@example.org\nSubject: nul\n\nabc\0def\n";
+	static const char nul2[] = "From: a@example.org\nSubject: nul\n\nabc\0xyz\n";
+
+	a = parts_msg(600, "AAA");
+	b = parts_msg(600, "BBB");
+	CHECK(!cache_mail_info(a, strlen(a), &date, h1) && !cache_mail_info(b, strlen(b), &date, h2));
+	CHECK(memcmp(h1, h2, sizeof(h1)) != 0);
+	g_free(a);
+	g_free(b);
+	a = patch_msg(2000, "sigA");
+	b = patch_msg(2000, "sigB");
+	CHECK(!cache_mail_info(a, strlen(a), &date, h1) && !cache_mail_info(b, strlen(b), &date, h2));
+	CHECK(memcmp(h1, h2, sizeof(h1)) != 0);
+	g_free(a);
+	g_free(b);
+	CHECK(!cache_mail_info(nul1, sizeof(nul1) - 1, &date, h1) &&
+	      !cache_mail_info(nul2, sizeof(nul2) - 1, &date, h2));
+	CHECK(memcmp(h1, h2, sizeof(h1)) == 0);
+}
+
 int main(void)
 {
 	cache_mail_init();
@@ -571,6 +626,7 @@ int main(void)
 	test_counts();
 	test_files();
 	test_view_shape();
+	test_hash_caps();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
