@@ -503,10 +503,32 @@ static int due(views_t *v, const struct live *l, const struct cache_view *cv, lo
 /* how long a view stays watched after a client's last stat of it */
 #define WATCH_TTL 300
 
+static int view_every_get(views_t *v, const struct cache_view *cv, long *every)
+{
+	*every = view_every(v, cv);
+	return 0;
+}
+
+/* Reads of the timer and of views_watched, made as a request's are: under
+ * the guard (cache.h), so a damaged cache fails them instead of ending
+ * the daemon.  Apart, so that no local lives across the jump. */
+static int guarded_every(views_t *v, const struct cache_view *cv, long *every)
+{
+	return CACHE_GUARDED(v->cache, view_every_get(v, cv, every), (void)0);
+}
+
+static int guarded_view_get(views_t *v, const char *name, struct cache_view *cv)
+{
+	return CACHE_GUARDED(v->cache, cache_view_get(v->cache, name, cv), (void)0);
+}
+
 void views_watched(views_t *v, const struct cache_view *cv)
 {
-	long every = view_every(v, cv);
 	struct live *l;
+	long every;
+
+	if (guarded_every(v, cv, &every))
+		return;
 
 	/* refresh=0 asks at every listing; a stat is not one */
 	if (every <= 0 || cv->last_try == 0)
@@ -550,7 +572,7 @@ static void refresh_watched(views_t *v)
 	for (i = 0; i < n; i++) {
 		struct cache_view cv;
 
-		if (!cache_view_get(v->cache, names[i], &cv)) {
+		if (!guarded_view_get(v, names[i], &cv)) {
 			pthread_mutex_lock(&v->lock);
 			if (!atomic_load(&v->stop) && (l = live_get(v, cv.id, cv.name)) &&
 			    !l->refreshing && l->watched_until >= now &&
@@ -790,6 +812,11 @@ static int refresh_if_due(void *arg, const struct cache_view *cv)
 	return 0;
 }
 
+static void guarded_each(views_t *v, struct due *d)
+{
+	(void)CACHE_GUARDED(v->cache, cache_view_each(v->cache, refresh_if_due, d), (void)0);
+}
+
 /* Each second: views that clients watch (views_watched); and, with
  * refresh_all (lei up --all on a timer), every view whose last search is
  * older than that, checked every few seconds, so views made meanwhile
@@ -805,7 +832,7 @@ static void *timer_thread(void *arg)
 		struct due d = { v, time(NULL) };
 
 		if (v->o.refresh_all > 0 && d.now >= next_all) {
-			cache_view_each(v->cache, refresh_if_due, &d);
+			guarded_each(v, &d);
 			next_all = d.now + (tick > 0 ? tick : 1);
 		}
 		refresh_watched(v);
