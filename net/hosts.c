@@ -66,24 +66,14 @@ int net_host_enter(const char *url, int max, atomic_int *stop, atomic_int *cance
 		return 0;       /* not a URL: net_search says so */
 	pthread_mutex_lock(&lock);
 	for (;;) {
-		if ((stop && atomic_load(stop)) || (cancel && atomic_load(cancel))) {
+		if (net_stopped(stop, cancel)) {
 			err = ECANCELED;
 			break;
 		}
 		h = find(name);
 		if (!h || h->busy < max)
 			break;
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 50 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&freed, &lock, &ts);
-		}
+		net_wait_slice(&freed, &lock);
 	}
 	if (!err && !h) {
 		if (!(h = calloc(1, sizeof(*h)))) {

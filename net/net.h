@@ -24,6 +24,7 @@
 #ifndef LEIFS_NET_H
 #define LEIFS_NET_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -93,6 +94,11 @@ void net_mboxrd_set_stop(net_mboxrd_t *m, atomic_int *stop, atomic_int *cancel);
 int net_host_enter(const char *url, int max, atomic_int *stop, atomic_int *cancel,
 		   char **ticket);
 void net_host_leave(char *ticket);
+
+/* For the waits above (bigmsg.c): whether either flag is set (either may
+ * be NULL); wait on c (m held) for a signal or 50 ms, whichever first. */
+int net_stopped(atomic_int *stop, atomic_int *cancel);
+void net_wait_slice(pthread_cond_t *c, pthread_mutex_t *m);
 int net_big_enter(atomic_int *stop, atomic_int *cancel);
 void net_big_leave(void);
 /* after EBADMSG: what the stream is instead, e.g. "not an mbox (its lines
