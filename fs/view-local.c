@@ -18,6 +18,7 @@
  * again.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,13 @@ static void *indexer(void *arg)
 			atomic_fetch_add(&v->idx_done, j->n);   /* none waits now */
 		}
 		free_job(j);
+		/* nothing more to index: what the documents took goes back
+		 * (the idle daemon returns to its baseline, #15) */
+		pthread_mutex_lock(&v->lock);
+		j = v->jobs;
+		pthread_mutex_unlock(&v->lock);
+		if (!j)
+			malloc_trim(0);
 	}
 	return NULL;    /* at unmount */
 }
