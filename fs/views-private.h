@@ -136,6 +136,12 @@ void print_url(FILE *f, const char *url);
  * that .status still says it after a remount: malloc'd, NULL when memory
  * runs out; lock held. */
 char *view_last_text(const struct live *l);
+/* views.c, for the timer (view-timer.c): start a refresh of l (queued;
+ * lock held); a view's refresh interval; whether it is due by it (lock
+ * held) */
+int start_refresh(views_t *v, struct live *l, int forced);
+long view_every(views_t *v, const struct cache_view *cv);
+int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long every);
 /* one search of every source of the view (view-search.c) */
 void view_search(views_t *v, struct live *l);
 
