@@ -103,6 +103,7 @@ int cache_check_file(const char *file, char *why, size_t whylen)
 
 _Thread_local sigjmp_buf *cache_guard_jb;
 static void *map_lo, *map_hi;   /* the map of the open cache, for messages */
+static struct sigaction old_bus, old_segv;  /* whoever handled them before */
 
 void cache_guard_map(void *map, size_t len)
 {
@@ -138,7 +139,18 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		       "move it away to start afresh");
 		abort();
 	}
-	/* not ours: the default action, with its core dump, on return */
+	/* not ours: to whoever handled it before us (the sanitizers print
+	 * where it happened), else the default action, with its core dump,
+	 * on return */
+	struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction && old->sa_sigaction != on_fault) {
+		old->sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN && old->sa_handler) {
+		old->sa_handler(sig);
+		return;
+	}
 	signal(sig, SIG_DFL);
 }
 
@@ -150,7 +162,7 @@ int cache_guard_install(void)
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, NULL) || sigaction(SIGSEGV, &sa, NULL))
+	if (sigaction(SIGBUS, &sa, &old_bus) || sigaction(SIGSEGV, &sa, &old_segv))
 		return errno;
 	return 0;
 }

@@ -18,7 +18,6 @@
  * again.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 
 #include "cache/index.h"
 #include "fs/log.h"
+#include "fs/trim.h"
 #include "fs/views-private.h"
 #include "net/net.h"
 #include "query/query.h"
@@ -215,7 +215,7 @@ static void *indexer(void *arg)
 		j = v->jobs;
 		pthread_mutex_unlock(&v->lock);
 		if (!j)
-			malloc_trim(0);
+			give_back_memory();
 	}
 	return NULL;    /* at unmount */
 }

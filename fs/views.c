@@ -4,7 +4,6 @@
  * .status in view-status.c, .config in view-config.c.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "fs/log.h"
+#include "fs/trim.h"
 #include "fs/views-private.h"
 #include "query/query.h"
 
@@ -425,7 +425,7 @@ static void *refresh_worker(void *arg)
 	pthread_cond_broadcast(&v->done);
 	pthread_mutex_unlock(&v->lock);
 	/* a search may have held a big message: give the memory back */
-	malloc_trim(0);
+	give_back_memory();
 	return NULL;
 }
 
