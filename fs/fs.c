@@ -375,29 +375,47 @@ static int view_child(const char *name)
 	return -1;
 }
 
-/* the temporary file of sed -i: "sed" and six letters or digits */
-static int sed_temp_name(const char *name)
-{
-	size_t i;
+/* The temporary files that tools write beside a file, then rename over
+ * it: a fixed prefix and random letters (mkstemp's XXXXXX).  Names as
+ * each tool makes them (seen with strace): */
+static const struct {
+	const char *prefix;
+	size_t random;          /* letters after the prefix */
+	int underscore;         /* '_' among them */
+} editor_temps[] = {
+	{ "sed", 6, 0 },        /* GNU sed -i */
+	{ "XX", 6, 0 },         /* perl -i (template "XXXXXXXX") */
+	{ "tmp", 8, 1 },        /* python's tempfile (mkstemp, NamedTemporaryFile) */
+};
 
-	if (strncmp(name, "sed", 3) || strlen(name) != 9)
-		return 0;
-	for (i = 3; i < 9; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= '0' && name[i] <= '9')))
-			return 0;
-	return 1;
+static int editor_temp_name(const char *name)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < sizeof(editor_temps) / sizeof(editor_temps[0]); i++) {
+		n = strlen(editor_temps[i].prefix);
+		if (strncmp(name, editor_temps[i].prefix, n) || strlen(name) != n + editor_temps[i].random)
+			continue;
+		for (k = n; name[k]; k++)
+			if (!((name[k] >= 'a' && name[k] <= 'z') || (name[k] >= 'A' && name[k] <= 'Z') ||
+			      (name[k] >= '0' && name[k] <= '9') ||
+			      (name[k] == '_' && editor_temps[i].underscore)))
+				break;
+		if (!name[k])
+			return 1;
+	}
+	return 0;
 }
 
 /* A client file of a view: a dot name that is none of leifs's own (.config
  * is kept for view settings), as mbsync's .uidvalidity, vim's swap file
  * and backup (.config.swp, .config~) or git's .config.lock; or the
- * temporary file of sed -i. */
+ * temporary file of sed -i, perl -i or python's tempfile. */
 static int client_file_name(const char *name)
 {
 	size_t i;
 
-	if (sed_temp_name(name))
+	if (editor_temp_name(name))
 		return 1;
 	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
 	    !strcmp(name, ".config") || strlen(name) > 255)

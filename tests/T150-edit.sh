@@ -108,6 +108,29 @@ else
 		has limit 1 && test_cmp old "$V/.config~" && rm "$V/.config~" && no_stray
 	'
 fi
+test_expect_success 'perl -i (a temporary file of eight letters, renamed over)' '
+	perl -i -pe "s/limit = 1/limit = 3/" "$V/.config" && has limit 3 && has threads true &&
+	perl -i -pe "s/ OR s:body//" "$V/.query" &&
+	echo "s:edit" >expect && test_cmp expect "$V/.query" && no_stray
+'
+test_expect_success 'perl -i with a bad value: refused, nothing changed' '
+	! perl -i -pe "s/limit = 3/limit = -1/" "$V/.config" 2>err; cat err &&
+	has limit 3 && grep -q "^refused:" "$V/.status" && no_stray
+'
+test_expect_success 'python: a NamedTemporaryFile beside it, os.replace over it' '
+	python3 -c "
+import os, sys, tempfile
+path = sys.argv[1]
+text = open(path).read().replace(\"limit = 3\", \"limit = 4\")
+with tempfile.NamedTemporaryFile(\"w\", dir=os.path.dirname(path), delete=False) as f:
+    f.write(text)
+os.replace(f.name, path)
+" "$V/.config" && has limit 4 && has threads true && no_stray
+'
+test_expect_success 'ed: w writes the file in place' '
+	printf "%s\n" ",s/limit = 4/limit = 1/" w q | ed -s "$V/.config" &&
+	has limit 1 && has threads true && no_stray
+'
 test_expect_success 'a refused rewrite does not cancel the good one just before it' '
 	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" &&
 	! printf "[leifs]\n\tlimit = x\n" >"$V/.config" && sleep 1 &&
