@@ -95,12 +95,16 @@ struct file_rec {
 };
 
 int cache_errno(int rc);
-/* a view record (store.c): decoded into v (the caller releases it), or
+/* a view record (view.c): decoded into v (the caller releases it), or
  * written with mdb_put flags */
 int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
 int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
 /* the entry record at key k, copied out (sweep.c) */
 int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
+/* the ids table: view id -> its name (store.c); an LMDB code */
+int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name);
+/* set view id's counters; an LMDB code */
+int cache_count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_rec *r);
 /* view id's counters; MDB_NOTFOUND if it has none yet (store.c) */
 int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r);
 /* the same, counted the slow way (a walk of its entries) */

@@ -1,6 +1,7 @@
 /*
- * The LMDB environment (open, its tables and their migration, mappings)
- * and the views' records.  A view's entries are in entries.c, what it
+ * The LMDB environment (open, its tables and their migration, mappings),
+ * the ids and counters tables, references.  The views' records are in
+ * view.c, a view's entries in entries.c, what it
  * loses (sweep, limit, delete) in sweep.c, message bytes in msgstore.c,
  * ingest batches in batch.c; the record layouts they share are in
  * cache-private.h.
@@ -90,7 +91,7 @@ static void find_map(cache_t *c)
 	fclose(f);
 }
 
-static int put_id(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
+int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
 {
 	unsigned char key[8];
 	MDB_val k = { sizeof(key), key }, d = { strlen(name), (void *)name };
@@ -167,7 +168,7 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 	return err;
 }
 
-static int count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_rec *r)
+int cache_count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_rec *r)
 {
 	unsigned char key[8];
 	MDB_val k = { sizeof(key), key }, d = { sizeof(*r), (void *)r };
@@ -203,7 +204,7 @@ int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3
 		return rc;
 	for (i = 0; i < 3; i++)
 		r.n[i] = (uint64_t)((int64_t)r.n[i] + delta[i]);
-	return count_put(c, txn, id, &r);
+	return cache_count_put(c, txn, id, &r);
 }
 
 /* count view id's entries by where, the slow way (a walk) */
@@ -264,7 +265,7 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 				break;
 			continue;
 		}
-		if ((rc = cache_count_walk(c, txn, id, &r)) || (rc = count_put(c, txn, id, &r)))
+		if ((rc = cache_count_walk(c, txn, id, &r)) || (rc = cache_count_put(c, txn, id, &r)))
 			break;
 	}
 	cache_cursor_close(cur);
@@ -296,7 +297,7 @@ int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 		 * write transaction */
 		if ((err = find_view_by_id(c, txn, id, &v)))
 			return err;
-		rc = put_id(c, txn, id, v.name);
+		rc = cache_id_put(c, txn, id, v.name);
 		err = rc == 0 || rc == EACCES ? 0 : cache_errno(rc);   /* EACCES: read-only */
 	}
 	if (!err && epoch)
@@ -421,315 +422,6 @@ void cache_close(cache_t *c)
 	free(c);
 }
 
-/* ---- views ---- */
-
-void cache_view_release(struct cache_view *v)
-{
-	free(v->name);
-	free(v->query);
-	free(v->error);
-	free(v->last);
-	memset(v, 0, sizeof(*v));
-}
-
-int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
-{
-	struct view_rec r;
-	const char *p = (const char *)d->mv_data + sizeof(r);
-
-	if (d->mv_size < sizeof(r))
-		return EIO;
-	memcpy(&r, d->mv_data, sizeof(r));
-	/* after the error, how the last search went (none in older caches) */
-	if (d->mv_size < sizeof(r) + (size_t)r.qlen + r.elen)
-		return EIO;
-	memset(v, 0, sizeof(*v));
-	v->id = r.id;
-	v->created = r.created;
-	v->last_ok = r.last_ok;
-	v->last_try = r.last_try;
-	v->state = (int)r.state;
-	v->gen = r.gen;
-	v->epoch = r.epoch;
-	v->name = strndup(k->mv_data, k->mv_size);
-	v->query = strndup(p, r.qlen);
-	v->error = strndup(p + r.qlen, r.elen);
-	v->last = strndup(p + r.qlen + r.elen, d->mv_size - sizeof(r) - r.qlen - r.elen);
-	if (!v->name || !v->query || !v->error || !v->last) {
-		cache_view_release(v);
-		return ENOMEM;
-	}
-	return 0;
-}
-
-int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
-		    unsigned flags)
-{
-	struct view_rec r = {
-		.id = v->id, .created = v->created, .last_ok = v->last_ok,
-		.last_try = v->last_try, .state = (uint32_t)v->state,
-		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
-		.gen = v->gen, .epoch = v->epoch,
-	};
-	const char *last = v->last ? v->last : "";
-	size_t llen = strlen(last);
-	MDB_val k = { strlen(v->name), v->name };
-	MDB_val d = { sizeof(r) + r.qlen + r.elen + llen, NULL };
-	int rc;
-
-	if ((rc = mdb_put(txn, c->view, &k, &d, flags | MDB_RESERVE)))
-		return rc;
-	memcpy(d.mv_data, &r, sizeof(r));
-	memcpy((char *)d.mv_data + sizeof(r), v->query, r.qlen);
-	memcpy((char *)d.mv_data + sizeof(r) + r.qlen, v->error, r.elen);
-	memcpy((char *)d.mv_data + sizeof(r) + r.qlen + r.elen, last, llen);
-	return 0;
-}
-
-int cache_view_create(cache_t *c, const char *name, const char *query,
-		      struct cache_view *out)
-{
-	static const char next_key[] = "next-view-id";
-	MDB_val k = { sizeof(next_key) - 1, (void *)next_key }, d;
-	struct cache_view v = { .name = (char *)name, .query = (char *)query,
-				.error = "", .created = time(NULL) };
-	struct count_rec zero = { { 0 } };
-	MDB_txn *txn;
-	uint64_t id = 1;
-	int rc;
-
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->meta, &k, &d);
-	if (rc == 0 && d.mv_size == sizeof(id))
-		memcpy(&id, d.mv_data, sizeof(id));
-	else if (rc != MDB_NOTFOUND && rc != 0)
-		goto fail;
-	v.id = id++;
-	d.mv_size = sizeof(id);
-	d.mv_data = &id;
-	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
-	    (rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
-	    (rc = put_id(c, txn, v.id, name)) ||
-	    (rc = count_put(c, txn, v.id, &zero)))
-		goto fail;
-	if ((rc = mdb_txn_commit(txn)))
-		return cache_errno(rc);
-	if (out) {
-		memset(out, 0, sizeof(*out));
-		out->id = v.id;
-		out->created = v.created;
-		out->name = strdup(name);
-		out->query = strdup(query);
-		out->error = strdup("");
-		out->last = strdup("");
-		if (!out->name || !out->query || !out->error || !out->last) {
-			cache_view_release(out);
-			return ENOMEM;
-		}
-	}
-	return 0;
-fail:
-	mdb_txn_abort(txn);
-	return cache_errno(rc);
-}
-
-int cache_view_get(cache_t *c, const char *name, struct cache_view *out)
-{
-	MDB_val k = { strlen(name), (void *)name }, d;
-	MDB_txn *txn;
-	int rc, err;
-
-	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->view, &k, &d);
-	err = rc ? cache_errno(rc) : cache_view_decode(&k, &d, out);
-	cache_rd_end(txn);
-	return err;
-}
-
-int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
-		    void *arg)
-{
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, d;
-	int rc, err = 0;
-	MDB_cursor_op op = MDB_FIRST;
-
-	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_cursor_open(txn, c->view, &cur))) {
-		cache_rd_end(txn);
-		return cache_errno(rc);
-	}
-	while (!err && !(rc = mdb_cursor_get(cur, &k, &d, op))) {
-		struct cache_view v;
-
-		op = MDB_NEXT;
-		if ((err = cache_view_decode(&k, &d, &v)))
-			break;
-		err = fn(arg, &v);
-		cache_view_release(&v);
-	}
-	if (!err && rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
-	cache_cursor_close(cur);
-	cache_rd_end(txn);
-	return err;
-}
-
-/* read-modify-write of view `name` (which must still be view `id`) */
-static int view_update(cache_t *c, const char *name, uint64_t id,
-		       int (*edit)(struct cache_view *v, void *arg), void *arg)
-{
-	MDB_val k = { strlen(name), (void *)name }, d;
-	struct cache_view v;
-	MDB_txn *txn;
-	int rc, err;
-
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d))) {
-		mdb_txn_abort(txn);
-		return cache_errno(rc);
-	}
-	if ((err = cache_view_decode(&k, &d, &v))) {
-		mdb_txn_abort(txn);
-		return err;
-	}
-	err = v.id != id ? ENOENT : edit(&v, arg);   /* ENOENT: made anew meanwhile */
-	if (!err && (rc = cache_view_put(txn, c, &v, 0)))
-		err = cache_errno(rc);
-	cache_view_release(&v);
-	if (err) {
-		mdb_txn_abort(txn);
-		return err;
-	}
-	return cache_errno(mdb_txn_commit(txn));
-}
-
-struct result {
-	int state;
-	int64_t last_ok, last_try;
-	const char *error;
-	uint32_t epoch;
-	const char *last;
-};
-
-static int edit_result(struct cache_view *v, void *arg)
-{
-	const struct result *r = arg;
-	char *e = strdup(r->error ? r->error : "");
-
-	if (!e)
-		return ENOMEM;
-	v->state = r->state;
-	/* the bookmark moves only if nobody reset it (new query, forced full
-	 * refresh) while this search ran */
-	if (r->last_ok >= 0 && v->epoch == r->epoch)
-		v->last_ok = r->last_ok;
-	v->last_try = r->last_try;
-	free(v->error);
-	v->error = e;
-	if (r->last) {
-		char *l = strdup(r->last);
-
-		if (!l)
-			return ENOMEM;
-		free(v->last);
-		v->last = l;
-	}
-	return 0;
-}
-
-int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
-			  uint32_t epoch, int64_t last_ok, int64_t last_try,
-			  const char *error, const char *last)
-{
-	struct result r = { state, last_ok, last_try, error, epoch, last };
-
-	return view_update(c, name, id, edit_result, &r);
-}
-
-static int edit_query(struct cache_view *v, void *arg)
-{
-	char *q = strdup(arg);
-
-	if (!q)
-		return ENOMEM;
-	free(v->query);
-	v->query = q;
-	v->last_ok = 0;
-	v->epoch++;
-	return 0;
-}
-
-int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
-			 const char *query)
-{
-	return view_update(c, name, id, edit_query, (void *)query);
-}
-
-static int edit_reset(struct cache_view *v, void *arg)
-{
-	(void)arg;
-	v->last_ok = 0;
-	v->epoch++;
-	return 0;
-}
-
-static int edit_gen(struct cache_view *v, void *arg)
-{
-	*(uint32_t *)arg = ++v->gen;
-	return 0;
-}
-
-int cache_view_next_gen(cache_t *c, const char *name, uint64_t id, uint32_t *gen)
-{
-	return view_update(c, name, id, edit_gen, gen);
-}
-
-struct stale {
-	uint32_t gen;
-	uint64_t n;
-};
-
-static int count_stale(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	struct stale *st = arg;
-	struct entry_rec r;
-
-	(void)k;
-	if (d->mv_size != sizeof(r))
-		return -1;
-	memcpy(&r, d->mv_data, sizeof(r));
-	if (r.where != CACHE_HIDDEN && r.gen != st->gen)
-		st->n++;
-	return 0;
-}
-
-int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n)
-{
-	struct stale st = { gen, 0 };
-	MDB_txn *txn;
-	int rc;
-
-	*n = 0;
-	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = cache_walk_prefix(c, txn, c->entry, id, count_stale, &st);
-	cache_rd_end(txn);
-	if (rc)
-		return rc == -1 ? EIO : cache_errno(rc);
-	*n = st.n;
-	return 0;
-}
-
-int cache_view_reset(cache_t *c, const char *name, uint64_t id)
-{
-	return view_update(c, name, id, edit_reset, NULL);
-}
 
 
 int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
