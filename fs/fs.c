@@ -15,10 +15,11 @@
 #include <unistd.h>
 
 #include "fs/fs.h"
+#include "fs/guard.h"
 #include "fs/log.h"
 #include "fs/msgname.h"
 #include "fs/node.h"
-#include "query/query.h"
+#include "fs/viewtext.h"
 
 #define FIXED_TIMEOUT 60.0      /* names that never change meaning */
 #define LIST_TIMEOUT 1.0        /* directories whose contents move */
@@ -31,22 +32,6 @@ static views_t *V(fuse_req_t req)
 {
 	return *(views_t **)fuse_req_userdata(req);
 }
-
-/*
- * Reads of the cache made for a request run under GUARD: damage in
- * data.mdb that makes LMDB fault becomes EIO for the request (and for every
- * later one), logged once, instead of the end of the mount (cache.h).
- * Only around calls that take no lock of ours and write nothing.
- */
-static int log_damage(views_t *v)
-{
-	char why[600];
-
-	if (cache_damaged(views_cache(v), why, sizeof(why)))
-		log_err("%s", why);
-	return 0;
-}
-#define GUARD(v, call) CACHE_GUARDED(views_cache(v), call, log_damage(v))
 
 /*
  * A search changed a view: the kernel keeps listings of cur/ and new/ (and
@@ -105,158 +90,6 @@ static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
 	st->st_mtime = st->st_ctime = st->st_atime = mtime;
 }
 
-/* the view a node belongs to, checked to be the same view (same id) */
-static int node_view(views_t *v, const struct node *n, struct cache_view *cv)
-{
-	int err = GUARD(v, views_get(v, n->view, cv));
-
-	if (!err && cv->id != n->vid) {
-		cache_view_release(cv);
-		err = ENOENT;
-	}
-	return err;
-}
-
-/* ---- generated files ----
- *
- * .query, .status, .refresh, queries/.status and queries/.refresh are text
- * made when asked.
- * leifs answers open() with ENOSYS (FUSE's no-open mode): opening a message
- * then costs no round trip at all, which is what makes grep -r over a view
- * run near tmpfs speed.  The price is that no open file has a handle of its
- * own, so nothing here keeps state per open: getattr makes the text and
- * keeps it on the node, read serves that copy, and a write takes effect as
- * it arrives.  Attributes of generated files are never cached, so the
- * kernel (auto_inval_data) drops its cached pages of one whenever its mtime
- * moves and reads afresh.  The mtime of .status, .refresh and .unhide moves
- * (its nanoseconds) at every getattr; that of .query and .config moves when
- * they are written or their text changes, and only then (views_text_time),
- * since editors compare it to tell a change made by another hand (vim: "The
- * file has been changed since reading it").
- */
-static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t text_serial;            /* protected by text_lock */
-static uint64_t rewrites;               /* rewrites started; text_lock */
-
-static int gen_text(views_t *v, const struct node *n, char **out)
-{
-	struct cache_view cv;
-	int err;
-
-	*out = NULL;
-	switch (n->kind) {
-	case N_QSTATUS:
-		return views_errors(v, out);
-	case N_STATUS:
-		/* it reads the cache with locks held: not under GUARD, so
-		 * never once the cache is known damaged */
-		if (cache_damaged(views_cache(v), NULL, 0))
-			return EIO;
-		return views_status(v, n->view, out);
-	case N_REFRESH:
-	case N_QREFRESH:
-		*out = strdup("");
-		return *out ? 0 : ENOMEM;
-	case N_CONFIG:
-		if (cache_damaged(views_cache(v), NULL, 0))
-			return EIO;
-		return views_config(v, n->view, out);
-	case N_UNHIDE:
-		return views_hidden(v, n->view, out);
-	case N_QUERY:
-		if ((err = node_view(v, n, &cv)))
-			return err;
-		if (asprintf(out, "%s\n", cv.query) < 0) {
-			*out = NULL;
-			err = ENOMEM;
-		}
-		cache_view_release(&cv);
-		return err;
-	default:
-		return EISDIR;
-	}
-}
-
-static int is_generated(int kind)
-{
-	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
-	       kind == N_QREFRESH || kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
-}
-
-/* make the text afresh and keep it for the reads that follow; the times
- * of .query and .config (given their view `cv`) move with their text */
-static int text_attr(views_t *v, struct node *n, const struct cache_view *cv,
-		     struct stat *st, double *timeout)
-{
-	struct timespec ts;
-	char *s;
-	int err = gen_text(v, n, &s);
-
-	if (err)
-		return err;
-	if (cv && (err = views_text_time(v, cv, n->kind == N_CONFIG, s, &ts))) {
-		free(s);
-		return err;
-	}
-	pthread_mutex_lock(&text_lock);
-	free(n->text);
-	n->text = s;
-	n->textlen = strlen(s);
-	st->st_size = (off_t)n->textlen;
-	st->st_blocks = (st->st_size + 511) / 512;
-	if (cv)
-		st->st_mtim = st->st_ctim = ts;
-	else
-		st->st_mtim.tv_nsec = (long)(++text_serial % 1000000000u);
-	pthread_mutex_unlock(&text_lock);
-	*timeout = 0;
-	return 0;
-}
-
-/* With text_lock held: fill an empty *slot with the text made now (made
- * unlocked: it reads the cache).  On error the lock is released. */
-static int ensure_text(views_t *v, struct node *n, char **slot, size_t *len)
-{
-	char *s;
-	int err;
-
-	if (*slot)
-		return 0;
-	pthread_mutex_unlock(&text_lock);
-	if ((err = gen_text(v, n, &s)))
-		return err;
-	pthread_mutex_lock(&text_lock);
-	if (*slot) {
-		free(s);        /* another thread was first */
-		return 0;
-	}
-	*slot = s;
-	*len = strlen(s);
-	return 0;
-}
-
-/* a copy of [off, off+size) of the kept text (made now if none is kept) */
-static int text_read(views_t *v, struct node *n, off_t off, size_t size,
-		     char **out, size_t *len)
-{
-	int err = 0;
-
-	*out = NULL;
-	*len = 0;
-	pthread_mutex_lock(&text_lock);
-	if ((err = ensure_text(v, n, &n->text, &n->textlen)))
-		return err;
-	if (off >= 0 && (size_t)off < n->textlen) {
-		*len = n->textlen - (size_t)off < size ? n->textlen - (size_t)off : size;
-		if (!(*out = malloc(*len ? *len : 1)))
-			err = ENOMEM;
-		else
-			memcpy(*out, n->text + off, *len);
-	}
-	pthread_mutex_unlock(&text_lock);
-	return err;
-}
-
 static int node_attr(views_t *v, struct node *n, struct stat *st,
 		     double *timeout)
 {
@@ -278,10 +111,10 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		return 0;
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
-		return text_attr(v, n, NULL, st, timeout);
+		return viewtext_attr(v, n, NULL, st, timeout);
 	case N_QREFRESH:
 		file_attr(st, 0644, 0, mount_time);
-		return text_attr(v, n, NULL, st, timeout);
+		return viewtext_attr(v, n, NULL, st, timeout);
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
@@ -308,7 +141,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 	default:
 		break;
 	}
-	if ((err = node_view(v, n, &cv)))
+	if ((err = fs_node_view(v, n, &cv)))
 		return err;
 	/* a client watching the view (mail_check stats new/ and cur/) gets
 	 * its new mail without listing it */
@@ -330,21 +163,21 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		break;
 	case N_QUERY:
 		file_attr(st, 0644, 0, (time_t)cv.created);
-		err = text_attr(v, n, &cv, st, timeout);
+		err = viewtext_attr(v, n, &cv, st, timeout);
 		break;
 	case N_CONFIG:
 		/* its sources may hold a password: the owner's alone */
 		file_attr(st, 0600, 0, (time_t)cv.created);
-		err = text_attr(v, n, &cv, st, timeout);
+		err = viewtext_attr(v, n, &cv, st, timeout);
 		break;
 	case N_REFRESH:
 	case N_UNHIDE:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, NULL, st, timeout);
+		err = viewtext_attr(v, n, NULL, st, timeout);
 		break;
 	case N_STATUS:
 		file_attr(st, 0444, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = text_attr(v, n, NULL, st, timeout);
+		err = viewtext_attr(v, n, NULL, st, timeout);
 		break;
 	default:
 		err = EIO;
@@ -576,8 +409,6 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, timeout);
 }
 
-static struct wtext *writer_get(struct node *n, int pid, int make);
-
 static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
 		      const struct stat *attr)
 {
@@ -612,29 +443,8 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
 	    n->kind != N_QREFRESH && n->kind != N_CONFIG && n->kind != N_UNHIDE)
 		return EROFS;
 	if ((to_set & FUSE_SET_ATTR_SIZE) && (n->kind == N_QUERY || n->kind == N_CONFIG)) {
-		char *empty = size == 0 ? calloc(1, 1) : NULL;
-		struct wtext *w;
-		int err = 0;
+		int err = viewtext_truncate(n, pid, size);
 
-		if (size == 0 && !empty)
-			return ENOMEM;
-		pthread_mutex_lock(&text_lock);
-		w = writer_get(n, pid, !!empty);
-		if (empty && !w) {
-			err = ENOMEM;
-		} else if (empty) {     /* `>`: this writer's rewrite starts empty */
-			free(w->buf);
-			w->buf = empty;
-			empty = NULL;
-			w->len = 0;
-			w->refused = 0;
-			w->serial = ++rewrites;
-		} else if (w && w->buf && (size_t)size < w->len) {
-			w->len = (size_t)size;
-			w->buf[w->len] = '\0';
-		}
-		pthread_mutex_unlock(&text_lock);
-		free(empty);
 		if (err)
 			return err;
 	}
@@ -668,7 +478,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fs_getattr(req, ino, fi);
 	/* the kernel takes the attributes of a setattr's reply without
 	 * checking its cached pages against them: the next getattr must
-	 * bring a new mtime (see text_attr) */
+	 * bring a new mtime (see viewtext_attr) */
 	if (n->kind == N_QUERY || n->kind == N_CONFIG)
 		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
 	node_put(n);
@@ -1064,7 +874,6 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
-#define WRITE_MAX 16384  /* a .query (QUERY_MAX) or a .config */
 
 /*
  * A client file renamed over .config or .query, as git config -f, sed -i
@@ -1190,7 +999,7 @@ static int do_create(views_t *v, fuse_ino_t parent, const char *name,
 		return ENOENT;
 	if (p->kind != N_VIEW || !client_file_name(name)) {
 		err = p->kind == N_QUERIES ? EPERM : EROFS;
-	} else if (!(err = node_view(v, p, &cv))) {
+	} else if (!(err = fs_node_view(v, p, &cv))) {
 		cache_view_release(&cv);
 		err = cache_file_create(views_cache(v), p->vid, name, !!(fi->flags & O_EXCL));
 		if (!err && (fi->flags & O_TRUNC))
@@ -1262,7 +1071,7 @@ static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
 
 	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
 	    !may_write(n->kind))
-		return n->kind == N_MSG || is_generated(n->kind) ? EROFS : EISDIR;
+		return n->kind == N_MSG || viewtext_generated(n->kind) ? EROFS : EISDIR;
 	fi->fh = 0;
 	fi->noflush = 1;
 	if (n->kind == N_MSG) {
@@ -1270,9 +1079,9 @@ static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
 		return 0;
 	}
 	fi->direct_io = 1;
-	if (!is_generated(n->kind))
+	if (!viewtext_generated(n->kind))
 		return 0;
-	err = text_read(v, n, 0, 0, &s, &len);       /* a snapshot for this open */
+	err = viewtext_read(v, n, 0, 0, &s, &len);       /* a snapshot for this open */
 	free(s);
 	return err;
 }
@@ -1332,8 +1141,8 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (n->kind == N_CONFIG && !may_touch_config(req)) {
 		err = EACCES;
-	} else if (is_generated(n->kind)) {
-		err = text_read(V(req), n, off, size, &buf, &got);
+	} else if (viewtext_generated(n->kind)) {
+		err = viewtext_read(V(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_FILE) {
 		if (!(err = file_node_name(n, &name))) {
 			err = guarded_file_read(V(req), n->vid, name, &buf, &got);
@@ -1363,191 +1172,6 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-/*
- * A .query or .config rewrite is gathered on the node, one per writer (its
- * pid; a truncation, as `>` makes, or a write at offset 0 starts it empty,
- * a write further on with none started starts from the current text, as
- * `>>` appends), and handed over whole at every write: with no open handle
- * there is no close to wait for.  Two writers at once thus never mix their
- * texts: each hand-over is one writer's text so far, and the last one is
- * the whole text of the writer that finished last.  A write that ends a
- * query with a newline ends its rewrite; a refused write fails the rest of
- * its rewrite too.  Rewrites idle for WRITER_IDLE seconds are forgotten.
- */
-#define WRITERS_MAX 16
-#define WRITER_IDLE 60
-
-static void writer_drop(struct wtext **p)
-{
-	struct wtext *w = *p;
-
-	*p = w->next;
-	free(w->buf);
-	free(w);
-}
-
-/* With text_lock held: the rewrite of `pid`, made if `make`; NULL if none
- * (or out of memory).  Forgets idle rewrites, and the least recent one of
- * WRITERS_MAX to make room. */
-static struct wtext *writer_get(struct node *n, int pid, int make)
-{
-	struct wtext **p, **oldest = NULL, *w;
-	int64_t now = (int64_t)time(NULL);
-	int count = 0;
-
-	for (p = &n->writers; (w = *p);) {
-		if (w->pid == pid) {
-			w->used = now;
-			return w;
-		}
-		if (now - w->used > WRITER_IDLE) {
-			writer_drop(p);
-			continue;
-		}
-		if (!oldest || w->used < (*oldest)->used)
-			oldest = p;
-		count++;
-		p = &w->next;
-	}
-	if (!make)
-		return NULL;
-	if (count >= WRITERS_MAX)
-		writer_drop(oldest);
-	if (!(w = calloc(1, sizeof(*w))))
-		return NULL;
-	w->pid = pid;
-	w->used = now;
-	w->next = n->writers;
-	n->writers = w;
-	return w;
-}
-
-/* With text_lock held: the text of `pid`'s rewrite with [off, off+size)
- * written, copied to *text (a NUL byte in it kept: it must fail the
- * write, not end the text). */
-static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
-		      size_t size, off_t off, char **text, size_t *len, uint64_t *serial)
-{
-	size_t end = (size_t)off + size;
-	struct wtext *w;
-	char *s = NULL;
-
-	if (!(w = writer_get(n, pid, 1)))
-		return ENOMEM;
-	if (off == 0) {                 /* a rewrite starts anew */
-		free(w->buf);
-		w->buf = NULL;
-		w->len = 0;
-		w->refused = 0;
-		w->serial = ++rewrites;
-		if (!(w->buf = calloc(1, 1)))
-			return ENOMEM;
-	}
-	if (w->refused)
-		return EINVAL;
-	if (!w->buf) {
-		/* an append to what the file reads now: made unlocked (it
-		 * reads the cache), and `w` looked up again after */
-		int err;
-
-		pthread_mutex_unlock(&text_lock);
-		err = gen_text(v, n, &s);
-		pthread_mutex_lock(&text_lock);
-		if (err)
-			return err;
-		if (!(w = writer_get(n, pid, 1))) {
-			free(s);
-			return ENOMEM;
-		}
-		if (!w->buf) {
-			w->buf = s;
-			w->len = strlen(s);
-			w->serial = ++rewrites;
-		} else {
-			free(s);
-		}
-	}
-	if (end > w->len) {
-		if (!(s = realloc(w->buf, end + 1)))
-			return ENOMEM;
-		w->buf = s;
-	}
-	if ((size_t)off > w->len)
-		memset(w->buf + w->len, ' ', (size_t)off - w->len);
-	memcpy(w->buf + off, buf, size);
-	if (end > w->len)
-		w->len = end;
-	w->buf[w->len] = '\0';
-	if (!(*text = malloc(w->len + 1)))
-		return ENOMEM;
-	memcpy(*text, w->buf, w->len + 1);
-	*len = w->len;
-	*serial = w->serial;
-	return 0;
-}
-
-/*
- * A text ending inside a line: 1 to take it as it is (it reads as a whole
- * query or config, as `printf 's:foo' >.query` writes), 0 to wait for
- * the rest of the line.  The complete lines of a .config are checked
- * now, so a bad one still fails the write that ends it.
- */
-static int partial_ok(views_t *v, struct node *n, const char *text, size_t len)
-{
-	const char *nl;
-
-	if (n->kind == N_QUERY)
-		return !views_query_ok(text);
-	if (!views_config_ok(v, text, len))
-		return 1;
-	for (nl = text + len; nl > text && nl[-1] != '\n'; nl--)
-		;
-	return nl > text && views_config_ok(v, text, (size_t)(nl - text)) == EINVAL;
-}
-
-static int text_write(views_t *v, struct node *n, int pid, const char *buf,
-		      size_t size, off_t off)
-{
-	char why[256], *text = NULL;
-	struct wtext *w;
-	uint64_t serial = 0;
-	size_t len = 0;
-	int err, done;
-
-	if (off < 0 || (size_t)off > WRITE_MAX || size > WRITE_MAX - (size_t)off)
-		return EFBIG;
-	pthread_mutex_lock(&text_lock);
-	err = writer_put(v, n, pid, buf, size, off, &text, &len, &serial);
-	pthread_mutex_unlock(&text_lock);
-	if (err)
-		return err;
-	/* a query is one line; a .config comes a line per write from some
-	 * writers (bash's printf), so its rewrite lasts until the next `>` */
-	done = n->kind == N_QUERY && text[0] && text[strlen(text) - 1] == '\n';
-	if (len && text[len - 1] != '\n' && !partial_ok(v, n, text, len)) {
-		/* a line cut by the writer's chunking (dd bs=7): wait for the
-		 * rest rather than refuse half a line */
-		free(text);
-		return 0;
-	}
-	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, len, serial, why, sizeof(why));
-	else
-		err = views_set_query(v, n->view, text, why, sizeof(why));
-	free(text);
-	if (err || done) {
-		pthread_mutex_lock(&text_lock);
-		if ((w = writer_get(n, pid, 0))) {
-			free(w->buf);
-			w->buf = NULL;
-			w->len = 0;
-			w->refused = err == EINVAL;
-		}
-		pthread_mutex_unlock(&text_lock);
-	}
-	return err;
-}
-
 static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t size,
 		    off_t off)
 {
@@ -1574,7 +1198,7 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 		/* the kernel may keep the bytes written in its cache of the
 		 * file: a new mtime makes it drop them */
 		views_text_written(v, n->vid, n->view, n->kind == N_CONFIG);
-		return text_write(v, n, pid, buf, size, off);
+		return viewtext_write(v, n, pid, buf, size, off);
 	case N_UNHIDE: {
 		char why[256];
 
