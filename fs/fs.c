@@ -16,9 +16,11 @@
 
 #include "fs/fs.h"
 #include "fs/guard.h"
+#include "fs/dirbuf.h"
 #include "fs/log.h"
 #include "fs/msgname.h"
 #include "fs/node.h"
+#include "fs/viewnames.h"
 #include "fs/viewtext.h"
 
 #define FIXED_TIMEOUT 60.0      /* names that never change meaning */
@@ -56,8 +58,6 @@ int fs_init(void)
 	mount_time = time(NULL);
 	return node_table_init();
 }
-
-static void dir_free_all(void);
 
 void fs_destroy(void)
 {
@@ -188,77 +188,6 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 
 /* ---- lookup ---- */
 
-static const struct {
-	const char *name;
-	int kind;
-} view_children[] = {
-	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
-	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
-	{ ".config", N_CONFIG }, { ".unhide", N_UNHIDE },
-};
-
-/* the kind of a view's own child `name`, or -1 */
-static int view_child(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
-		if (!strcmp(name, view_children[i].name))
-			return view_children[i].kind;
-	return -1;
-}
-
-/* The temporary files that tools write beside a file, then rename over
- * it: a fixed prefix and random letters (mkstemp's XXXXXX).  Names as
- * each tool makes them (seen with strace): */
-static const struct {
-	const char *prefix;
-	size_t random;          /* letters after the prefix */
-	int underscore;         /* '_' among them */
-} editor_temps[] = {
-	{ "sed", 6, 0 },        /* GNU sed -i */
-	{ "XX", 6, 0 },         /* perl -i (template "XXXXXXXX") */
-	{ "tmp", 8, 1 },        /* python's tempfile (mkstemp, NamedTemporaryFile) */
-};
-
-static int editor_temp_name(const char *name)
-{
-	size_t i, k, n;
-
-	for (i = 0; i < sizeof(editor_temps) / sizeof(editor_temps[0]); i++) {
-		n = strlen(editor_temps[i].prefix);
-		if (strncmp(name, editor_temps[i].prefix, n) || strlen(name) != n + editor_temps[i].random)
-			continue;
-		for (k = n; name[k]; k++)
-			if (!((name[k] >= 'a' && name[k] <= 'z') || (name[k] >= 'A' && name[k] <= 'Z') ||
-			      (name[k] >= '0' && name[k] <= '9') ||
-			      (name[k] == '_' && editor_temps[i].underscore)))
-				break;
-		if (!name[k])
-			return 1;
-	}
-	return 0;
-}
-
-/* A client file of a view: a dot name that is none of leifs's own (.config
- * is kept for view settings), as mbsync's .uidvalidity, vim's swap file
- * and backup (.config.swp, .config~) or git's .config.lock; or the
- * temporary file of sed -i, perl -i or python's tempfile. */
-static int client_file_name(const char *name)
-{
-	size_t i;
-
-	if (editor_temp_name(name))
-		return 1;
-	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
-	    !strcmp(name, ".config") || strlen(name) > 255)
-		return 0;
-	for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
-		if (!strcmp(name, view_children[i].name))
-			return 0;
-	return 1;
-}
-
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */
 static int find_msg(views_t *v, const struct node *dir, const char *name,
 		    struct cache_entry *e)
@@ -283,7 +212,7 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 	struct cache_view cv;
 	struct cache_entry e;
 	struct node *n = NULL;
-	size_t i;
+	int kind;
 	int err;
 
 	memset(ep, 0, sizeof(*ep));
@@ -311,11 +240,9 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 		cache_view_release(&cv);
 		break;
 	case N_VIEW:
-		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
-			if (!strcmp(name, view_children[i].name))
-				n = node_lookup(view_children[i].kind, parent->vid,
-						parent->view, NULL);
-		if (!n && client_file_name(name)) {
+		if ((kind = viewnames_child(name)) >= 0)
+			n = node_lookup(kind, parent->vid, parent->view, NULL);
+		if (!n && viewnames_client_file(name)) {
 			size_t len;
 			int64_t mtime;
 
@@ -512,77 +439,6 @@ static void reply_copy(fuse_req_t req, const char *buf, size_t len, off_t off,
 
 /* ---- directories ---- */
 
-struct dirbuf {
-	char *buf;
-	size_t size, cap;
-	int err;
-	int lazy;               /* cur/ new/: filled at the first readdir */
-	int filling;            /* a first fill runs: a part of it, not kept */
-	int where;
-	uint64_t vid;
-	struct dirbuf *prev, *next;     /* open_dirs */
-};
-
-/* directories open now: the kernel sends no releasedir for them once the
- * session ends (unmount, SIGTERM), so fs_destroy frees what is left */
-static struct dirbuf open_dirs = { .prev = &open_dirs, .next = &open_dirs };
-static pthread_mutex_t open_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void dir_link(struct dirbuf *d)
-{
-	pthread_mutex_lock(&open_dirs_lock);
-	d->next = &open_dirs;
-	d->prev = open_dirs.prev;
-	open_dirs.prev->next = d;
-	open_dirs.prev = d;
-	pthread_mutex_unlock(&open_dirs_lock);
-}
-
-static void dir_free(struct dirbuf *d)
-{
-	if (d->next) {
-		pthread_mutex_lock(&open_dirs_lock);
-		d->prev->next = d->next;
-		d->next->prev = d->prev;
-		pthread_mutex_unlock(&open_dirs_lock);
-	}
-	free(d->buf);
-	free(d);
-}
-
-static void dir_free_all(void)
-{
-	while (open_dirs.next != &open_dirs)
-		dir_free(open_dirs.next);
-}
-
-static void dir_add(fuse_req_t req, struct dirbuf *d, const char *name,
-		    fuse_ino_t ino, mode_t type)
-{
-	struct stat st = { .st_ino = ino, .st_mode = type };
-	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
-
-	if (d->err)
-		return;
-	if (d->size + need > d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 4096;
-		char *b;
-
-		while (cap < d->size + need)
-			cap *= 2;
-		b = realloc(d->buf, cap);
-		if (!b) {
-			d->err = ENOMEM;
-			return;
-		}
-		d->buf = b;
-		d->cap = cap;
-	}
-	fuse_add_direntry(req, d->buf + d->size, need, name, &st,
-			  (off_t)(d->size + need));
-	d->size += need;
-}
-
 struct list_ctx {
 	fuse_req_t req;
 	struct dirbuf *d;
@@ -619,7 +475,7 @@ static int add_file(void *arg, const char *name)
 {
 	struct list_ctx *c = arg;
 
-	if (!client_file_name(name))
+	if (!viewnames_client_file(name))
 		return 0;       /* .config: listed with leifs's own files */
 	dir_add(c->req, c->d, name, (fuse_ino_t)(c->vid << 8 | 15), S_IFREG);
 	return c->d->err;
@@ -658,7 +514,9 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		      struct dirbuf *d)
 {
 	struct list_ctx c = { req, d, 0, n->vid };
+	const char *own;
 	size_t i;
+	int kind;
 	int err = 0;
 
 	dir_add(req, d, ".", n->ino, S_IFDIR);
@@ -675,9 +533,9 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 	case N_VIEW:
 		if ((err = listing(req, v, n, NULL)))
 			break;
-		for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
-			dir_add(req, d, view_children[i].name, (fuse_ino_t)(n->vid << 8 | (i + 2)),
-				view_children[i].kind <= N_TMP ? S_IFDIR : S_IFREG);
+		for (i = 0; (own = viewnames_nth(i, &kind)); i++)
+			dir_add(req, d, own, (fuse_ino_t)(n->vid << 8 | (i + 2)),
+				kind <= N_TMP ? S_IFDIR : S_IFREG);
 		err = GUARD(v, cache_file_each(views_cache(v), n->vid, add_file, &c));
 		break;
 	case N_CUR:
@@ -827,12 +685,12 @@ static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (p->kind == N_QUERIES)
 		err = strcmp(name, ".status") && strcmp(name, ".refresh") ?
 		      views_remove(V(req), name) : ENOTDIR;
-	else if (p->kind == N_VIEW && view_child(name) >= 0 && view_child(name) <= N_TMP) {
+	else if (p->kind == N_VIEW && viewnames_child(name) >= 0 && viewnames_child(name) <= N_TMP) {
 		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
 		 * view's own rmdir, and gives up on the view if one fails:
 		 * they are the view's own, so removing one does nothing, and
 		 * the view goes with its rmdir */
-		node_unkey(view_child(name), p->vid);
+		node_unkey(viewnames_child(name), p->vid);
 		err = 0;
 	} else
 		err = p->kind == N_VIEW ? EPERM : EROFS;
@@ -852,14 +710,14 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (p->kind == N_VIEW && client_file_name(name)) {
+	if (p->kind == N_VIEW && viewnames_client_file(name)) {
 		err = cache_file_remove(views_cache(V(req)), p->vid, name);
 	} else if (p->kind == N_VIEW && !strcmp(name, ".config")) {
 		char why[256];
 
 		/* staged like a write, so it also cancels one still pending */
 		err = views_stage_config(V(req), p->view, "", 0, 0, why, sizeof(why));
-	} else if (p->kind == N_VIEW && view_child(name) > N_TMP) {
+	} else if (p->kind == N_VIEW && viewnames_child(name) > N_TMP) {
 		/* .query .status .refresh .unhide: part of the view, as cur/
 		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
 		 * on to the rmdir that removes the view */
@@ -921,12 +779,12 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
 	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
-	    client_file_name(name) && (view_child(newname) == N_CONFIG ||
-				       view_child(newname) == N_QUERY))
+	    viewnames_client_file(name) && (viewnames_child(newname) == N_CONFIG ||
+				       viewnames_child(newname) == N_QUERY))
 		return flags & RENAME_NOREPLACE ? EEXIST :
-		       rename_onto(v, p, name, view_child(newname));
+		       rename_onto(v, p, name, viewnames_child(newname));
 	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
-	    client_file_name(name) && client_file_name(newname)) {
+	    viewnames_client_file(name) && viewnames_client_file(newname)) {
 		size_t len;
 		int64_t mtime;
 
@@ -997,7 +855,7 @@ static int do_create(views_t *v, fuse_ino_t parent, const char *name,
 
 	if (!p)
 		return ENOENT;
-	if (p->kind != N_VIEW || !client_file_name(name)) {
+	if (p->kind != N_VIEW || !viewnames_client_file(name)) {
 		err = p->kind == N_QUERIES ? EPERM : EROFS;
 	} else if (!(err = fs_node_view(v, p, &cv))) {
 		cache_view_release(&cv);
