@@ -107,25 +107,27 @@ int viewtext_attr(views_t *v, struct node *n, const struct cache_view *cv,
 	return 0;
 }
 
-/* With text_lock held: fill an empty *slot with the text made now (made
- * unlocked: it reads the cache).  On error the lock is released. */
-static int ensure_text(views_t *v, struct node *n, char **slot, size_t *len)
+/* With text_lock held, and held again on return whatever it returns: keep
+ * the text made now on n if it has none (made unlocked: it reads the
+ * cache) */
+static int ensure_text(views_t *v, struct node *n)
 {
 	char *s;
 	int err;
 
-	if (*slot)
+	if (n->text)
 		return 0;
 	pthread_mutex_unlock(&text_lock);
-	if ((err = gen_text(v, n, &s)))
-		return err;
+	err = gen_text(v, n, &s);
 	pthread_mutex_lock(&text_lock);
-	if (*slot) {
+	if (err)
+		return err;
+	if (n->text) {
 		free(s);        /* another thread was first */
 		return 0;
 	}
-	*slot = s;
-	*len = strlen(s);
+	n->text = s;
+	n->textlen = strlen(s);
 	return 0;
 }
 
@@ -138,9 +140,8 @@ int viewtext_read(views_t *v, struct node *n, off_t off, size_t size,
 	*out = NULL;
 	*len = 0;
 	pthread_mutex_lock(&text_lock);
-	if ((err = ensure_text(v, n, &n->text, &n->textlen)))
-		return err;
-	if (off >= 0 && (size_t)off < n->textlen) {
+	err = ensure_text(v, n);
+	if (!err && off >= 0 && (size_t)off < n->textlen) {
 		*len = n->textlen - (size_t)off < size ? n->textlen - (size_t)off : size;
 		if (!(*out = malloc(*len ? *len : 1)))
 			err = ENOMEM;
