@@ -89,8 +89,9 @@ uint64_t cache_batch_known(const cache_batch_t *b)
 	return b->known;
 }
 
-/* 1: the view has it; 0: not.  *stored: the store has it (date and
- * content hash then come from its record). */
+/* 1: the view has it; 0: not; else a negative errno (a damaged record
+ * or a failed read is an error, never taken as "not there").  *stored:
+ * the store has it (date and content hash then come from its record). */
 static int lookup(cache_batch_t *b, struct item *it, int *stored)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
@@ -101,13 +102,16 @@ static int lookup(cache_batch_t *b, struct item *it, int *stored)
 	*stored = 0;
 	if ((rc = cache_rd_begin(b->c, &txn)))
 		return -cache_errno(rc);
-	if (!mdb_get(txn, b->c->msg, &k, &d) && d.mv_size >= sizeof(struct msg_rec)) {
+	if (!(rc = mdb_get(txn, b->c->msg, &k, &d)) && d.mv_size >= sizeof(struct msg_rec)) {
 		struct msg_rec r;
 
 		memcpy(&r, d.mv_data, sizeof(r));
 		it->date = r.date;
 		memcpy(it->chash, r.chash, CACHE_CHASH_LEN);
 		*stored = 1;
+	} else if (rc && rc != MDB_NOTFOUND) {
+		cache_rd_end(txn);
+		return -cache_errno(rc);
 	}
 	cache_key_id(key, b->view);
 	memcpy(key + 8, it->oid, CACHE_OID_LEN);
@@ -115,6 +119,8 @@ static int lookup(cache_batch_t *b, struct item *it, int *stored)
 	k.mv_data = key;
 	rc = mdb_get(txn, b->c->entry, &k, &d);
 	cache_rd_end(txn);
+	if (rc && rc != MDB_NOTFOUND)
+		return -cache_errno(rc);
 	return rc == 0;
 }
 

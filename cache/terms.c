@@ -32,14 +32,14 @@ void term_add(struct term_doc *d, int kind, const char *prefix, const char *text
 		size_t cap = d->cap ? d->cap * 2 : 32;
 
 		if (!(f = realloc(d->f, cap * sizeof(*f)))) {
-			d->err = 1;
+			d->err = ENOMEM;
 			return;
 		}
 		d->f = f;
 		d->cap = cap;
 	}
 	if (!(t = malloc(len + 1))) {
-		d->err = 1;
+		d->err = ENOMEM;
 		return;
 	}
 	memcpy(t, text, len);
@@ -516,8 +516,10 @@ int cache_terms(const char *raw, size_t len, struct term_doc *d)
 	index_ids(d, top);
 	cache_mail_done(msg, hold);
 	if (d->err) {
+		int err = d->err;
+
 		cache_terms_free(d);
-		return ENOMEM;
+		return err;
 	}
 	return 0;
 }
