@@ -51,7 +51,8 @@ struct term_doc {
 int cache_terms(const char *raw, size_t len, struct term_doc *d);
 void cache_terms_free(struct term_doc *d);
 
-/* For terms.c and diffterms.c: append a field (text copied, len bytes). */
+/* For terms.c and diffterms.c (termdoc.c): append a field (text copied,
+ * len bytes); a term longer than Xapian takes is left out. */
 void term_add(struct term_doc *d, int kind, const char *prefix, const char *text,
 	      size_t len, unsigned wdf);
 /* SearchIdx index_diff: the terms of a section that looks like a patch. */
