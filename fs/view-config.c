@@ -13,69 +13,6 @@
 #include "fs/log.h"
 #include "fs/views-private.h"
 
-/* the settings as stored, read and parsed */
-static int settings_read(views_t *v, uint64_t id, struct settings *s)
-{
-	char *text = NULL, why[256];
-	size_t len = 0;
-	int err = cache_file_read(v->cache, id, ".config", &text, &len);
-
-	if (err == ENOENT)
-		return settings_copy(&v->def, s);
-	if (err)
-		return err;
-	err = settings_parse(&v->def, text, len, s, why, sizeof(why));
-	free(text);
-	if (err == EINVAL) {    /* checked when written: only a damaged record */
-		log_err("view %llu: stored .config does not parse (%s): defaults used",
-			(unsigned long long)id, why);
-		err = settings_copy(&v->def, s);
-	}
-	return err;
-}
-
-void view_settings_forget(views_t *v, uint64_t id)
-{
-	struct live *l;
-
-	v->config_gen++;        /* a read under way keeps what it read to itself */
-	for (l = v->live; l; l = l->next)
-		if (l->id == id && l->has_set) {
-			settings_free(&l->set);
-			l->has_set = 0;
-		}
-}
-
-int view_settings(views_t *v, const struct cache_view *cv, struct settings *s)
-{
-	struct settings mine;
-	struct live *l;
-	uint64_t gen;
-	int err;
-
-	pthread_mutex_lock(&v->lock);
-	l = live_get(v, cv->id, cv->name);
-	if (l && l->has_set) {
-		err = settings_copy(&l->set, s);
-		pthread_mutex_unlock(&v->lock);
-		return err;
-	}
-	gen = v->config_gen;
-	pthread_mutex_unlock(&v->lock);
-	if ((err = settings_read(v, cv->id, s)))
-		return err;
-	/* kept only if no .config was stored meanwhile */
-	pthread_mutex_lock(&v->lock);
-	for (l = v->live; l; l = l->next)
-		if (l->id == cv->id && !l->has_set && gen == v->config_gen &&
-		    !settings_copy(s, &mine)) {
-			l->set = mine;
-			l->has_set = 1;
-		}
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-}
-
 int views_config(views_t *v, const char *name, char **out)
 {
 	struct cache_view cv;

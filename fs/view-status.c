@@ -14,27 +14,6 @@
 
 #define ROW_ERROR 200   /* bytes of a view's error in queries/.status */
 
-void url_shown(const char *url, char *buf, size_t len)
-{
-	const char *scheme = strstr(url, "://");
-	const char *host = scheme ? scheme + 3 : url;
-	const char *end = host + strcspn(host, "/?#");
-	const char *at = memchr(host, '@', (size_t)(end - host));
-
-	if (!at)
-		snprintf(buf, len, "%s", url);
-	else
-		snprintf(buf, len, "%.*s***@%s", (int)(host - url), url, at + 1);
-}
-
-void print_url(FILE *f, const char *url)
-{
-	char buf[1024];
-
-	url_shown(url, buf, sizeof(buf));
-	fputs(buf, f);
-}
-
 /* append a copy of *st to src[n]; NULL (src freed) when memory runs out */
 static struct src_state *copy_src(struct src_state *src, int *n, const struct src_state *st)
 {

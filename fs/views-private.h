@@ -1,6 +1,8 @@
 /*
- * What the files of views (views.c, view-search.c, view-status.c,
- * view-config.c) share: the state of the views while the daemon runs.
+ * What the files of views (views.c, view-*.c) share: the state of the
+ * views while the daemon runs.  They call each other in one direction
+ * (views.c and view-timer.c at the top; view-live.c, the core, at the
+ * bottom): no two files call each other.
  * Not for fs.c, which goes through views.h.
  */
 #ifndef LEIFS_VIEWS_PRIVATE_H
@@ -116,12 +118,15 @@ struct views {
 	atomic_ulong idx_done;    /* ... and done with by it (indexed or gone) */
 };
 
+/* view-live.c: what the files of views share */
 void free_src(struct src_state *src, int n);
 /* the live state of view id, made if need be; lock held.  The reference
  * is the list's: take one (l->refs++) to use it after unlocking. */
 struct live *live_get(views_t *v, uint64_t id, const char *name);
 /* drop a reference; the last frees it; lock held */
 void live_put(struct live *l);
+/* free it whatever its references (at close, when no thread holds one) */
+void live_free(struct live *l);
 /* a view's settings (s is the caller's, settings_free): its .config over
  * the defaults, parsed once and kept in its live state until .config
  * changes */

@@ -1,7 +1,8 @@
 /*
  * Views: their life and the refresh policy.  The search itself is in
  * view-search.c, the timer (watched views, refresh_all) in view-timer.c,
- * .status in view-status.c, .config in view-config.c.
+ * .status in view-status.c, .config in view-config.c, the records kept in
+ * memory per view (struct live) in view-live.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,85 +19,6 @@
 
 /* a waiting listing looks at the stop flag this often (nanoseconds) */
 #define WAIT_SLICE_NS 100000000L
-
-cache_t *views_cache(views_t *v)
-{
-	return v->cache;
-}
-
-void free_src(struct src_state *src, int n)
-{
-	int i;
-
-	for (i = 0; src && i < n; i++)
-		free(src[i].url);
-	free(src);
-}
-
-void free_empty(struct empty_src *e)
-{
-	while (e) {
-		struct empty_src *next = e->next;
-
-		free(e->url);
-		free(e->query);
-		free(e);
-		e = next;
-	}
-}
-
-struct live *live_get(views_t *v, uint64_t id, const char *name)
-{
-	struct live *l;
-
-	for (l = v->live; l; l = l->next)
-		if (l->id == id)
-			return l;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return NULL;
-	l->name = strdup(name);
-	if (!l->name) {
-		free(l);
-		return NULL;
-	}
-	l->id = id;
-	l->refs = 1;            /* the list's */
-	l->next = v->live;
-	v->live = l;
-	return l;
-}
-
-static void live_free(struct live *l)
-{
-	free(l->name);
-	free(l->last_query);
-	free_src(l->src, l->nsrc);
-	free(l->refusal);
-	free(l->pending);
-	free(l->before);
-	free(l->seen[0]);
-	free(l->seen[1]);
-	free_empty(l->empty);
-	if (l->has_set)
-		settings_free(&l->set);
-	while (l->memos) {
-		struct local_memo *m = l->memos;
-
-		l->memos = m->next;
-		free(m->spec);
-		free(m->q);
-		free(m->next_q);
-		free(m);
-	}
-	free(l);
-}
-
-void live_put(struct live *l)
-{
-	if (--l->refs == 0)
-		live_free(l);
-}
 
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen)
 {
