@@ -143,6 +143,21 @@ if command -v b4 >/dev/null; then
 else
 	say "# skip: b4 am on a thread view (b4 is not installed; Debian 12: apt-get install b4)"
 fi
+# a local source runs mid:<id> with threads forced on: the message itself
+# at least, and nothing outside its thread (the whole thread once the local
+# index threads)
+L="$TRASH/mnt-local"
+test_expect_success 'a local source: the message, and only mail of its thread' '
+	leifs_mount "$L" -o "source=v2:$W/linux-rtc,cache=$TRASH/cache-local,timeout=20" &&
+	mkdir "$L/threads/<$MID2>" && maildir_oids "$L/threads/$MID2" >actual &&
+	grep -q "^state: fresh$" "$L/threads/$MID2/.status" &&
+	thread_oids "$MID2" >expect && [ -s actual ] &&
+	comm -23 actual expect >outside && [ ! -s outside ] &&
+	grep -l "^Message-ID: <$MID2>" "$L/threads/$MID2"/cur/* &&
+	mkdir "$L/threads/no-such-$$@example.org" && ls "$L/threads/no-such-$$@example.org/cur" &&
+	{ grep "^error: .*no such message <no-such-$$@example.org>" "$L/threads/no-such-$$@example.org/.status" || { cat "$L/threads/no-such-$$@example.org/.status"; false; }; } &&
+	leifs_umount "$L"
+'
 test_expect_success 'rmdir removes a thread view (by either name); mkdir again starts fresh' '
 	rmdir "$T/<$MID2>" && rmdir "$T/$ODDNAME" && ! ls "$T" | grep -qxF "$MID2" &&
 	! ls "$T" | grep -qxF "$ODDNAME" && ! grep -qF "threads/$MID2" "$M/queries/.status" &&
