@@ -129,7 +129,7 @@ test_expect_success 'a remount keeps the views, their messages and flags' '
 '
 if command -v b4 >/dev/null; then
 	# b4 in a HOME of its own; it signs nothing but wants an identity
-	test_expect_success 'b4 am -m reads the view: the whole series, in order' '
+	test_expect_success 'b4 am -m reads the view: the whole series, in order (-o - for git am)' '
 		mkdir -p b4home b4out && git config -f b4home/.gitconfig user.name "leifs test" &&
 		git config -f b4home/.gitconfig user.email test@example.org &&
 		(cd b4out && HOME="$TRASH/b4home" b4 -q am -m "$T/$COVER" "$COVER" -o . \
@@ -138,7 +138,9 @@ if command -v b4 >/dev/null; then
 		total=$(sed -n "s/^Subject: \[PATCH[^0-9]*0\/\([0-9]*\)\].*/\1/p" "$(cat cover-file)") &&
 		seq "$total" >expect &&
 		sed -n "s/^Subject: \[PATCH[^0-9]*\([0-9]*\)\/.*/\1/p" subjects >order &&
-		test_cmp expect order
+		test_cmp expect order &&
+		HOME="$TRASH/b4home" b4 -q am -m "$T/$COVER" "$COVER" -o - 2>b4.err >series &&
+		grep "^Subject: \[PATCH" series >subjects2 && test_cmp subjects subjects2
 	'
 else
 	say "# skip: b4 am on a thread view (b4 is not installed; Debian 12: apt-get install b4)"
