@@ -106,6 +106,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 	switch (n->kind) {
 	case N_ROOT:
 	case N_QUERIES:
+	case N_THREADS:
 		dir_attr(st, mount_time);
 		*timeout = LIST_TIMEOUT;
 		return 0;
@@ -221,9 +222,19 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 		return ENAMETOOLONG;
 	switch (parent->kind) {
 	case N_ROOT:
-		if (strcmp(name, "queries"))
+		if (!strcmp(name, "threads"))
+			n = node_lookup(N_THREADS, 0, NULL, NULL);
+		else if (!strcmp(name, "queries"))
+			n = node_lookup(N_QUERIES, 0, NULL, NULL);
+		else
 			return ENOENT;
-		n = node_lookup(N_QUERIES, 0, NULL, NULL);
+		break;
+	case N_THREADS:
+		/* "<id>" and "id" are one view: its node has the record's name */
+		if ((err = GUARD(v, views_get_thread(v, name, &cv))))
+			return err;
+		n = node_lookup(N_VIEW, cv.id, cv.name, NULL);
+		cache_view_release(&cv);
 		break;
 	case N_QUERIES:
 		if (!strcmp(name, ".status")) {
@@ -450,10 +461,20 @@ static int add_view(void *arg, const struct cache_view *cv)
 {
 	struct list_ctx *c = arg;
 
-	if (views_is_internal(cv->name))
+	if (views_is_internal(cv->name) || views_thread_name(cv->name))
 		return 0;
 	/* not an inode the kernel can use: only lookup hands those out */
 	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
+	return c->d->err;
+}
+
+static int add_thread(void *arg, const struct cache_view *cv)
+{
+	struct list_ctx *c = arg;
+	const char *name = views_thread_name(cv->name);
+
+	if (name)
+		dir_add(c->req, c->d, name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
 	return c->d->err;
 }
 
@@ -524,6 +545,10 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 	switch (n->kind) {
 	case N_ROOT:
 		dir_add(req, d, "queries", 2, S_IFDIR);
+		dir_add(req, d, "threads", 5, S_IFDIR);
+		break;
+	case N_THREADS:
+		err = GUARD(v, cache_view_each(views_cache(v), add_thread, &c));
 		break;
 	case N_QUERIES:
 		dir_add(req, d, ".status", 3, S_IFREG);
@@ -645,7 +670,7 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 
 	if (!p)
 		return ENOENT;
-	if (p->kind != N_QUERIES) {
+	if (p->kind != N_QUERIES && p->kind != N_THREADS) {
 		node_put(p);
 		return EROFS;
 	}
@@ -653,7 +678,10 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 		node_put(p);
 		return ENAMETOOLONG;
 	}
-	err = views_create(v, name, why, sizeof(why));
+	if (p->kind == N_THREADS)
+		err = views_create_thread(v, name, why, sizeof(why));
+	else
+		err = views_create(v, name, why, sizeof(why));
 	if (!err)
 		err = do_lookup(v, p, name, ep);
 	node_put(p);
@@ -685,6 +713,8 @@ static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (p->kind == N_QUERIES)
 		err = strcmp(name, ".status") && strcmp(name, ".refresh") ?
 		      views_remove(V(req), name) : ENOTDIR;
+	else if (p->kind == N_THREADS)
+		err = views_remove_thread(V(req), name);
 	else if (p->kind == N_VIEW && viewnames_child(name) >= 0 && viewnames_child(name) <= N_TMP) {
 		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
 		 * view's own rmdir, and gives up on the view if one fails:
@@ -723,7 +753,8 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * on to the rmdir that removes the view */
 		err = 0;
 	} else if (p->kind != N_CUR && p->kind != N_NEW) {
-		err = p->kind == N_QUERIES || p->kind == N_VIEW ? EPERM : EROFS;
+		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_VIEW ?
+		      EPERM : EROFS;
 	} else if (!(err = find_msg(V(req), p, name, &e))) {
 		err = cache_entry_update(views_cache(V(req)), p->vid, e.oid,
 					 CACHE_HIDDEN, e.flags, e.uid);
@@ -797,7 +828,8 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 	}
 	if ((p->kind != N_CUR && p->kind != N_NEW) ||
 	    (np->kind != N_CUR && np->kind != N_NEW))
-		return p->kind == N_VIEW || p->kind == N_QUERIES ? EPERM : EROFS;
+		return p->kind == N_VIEW || p->kind == N_QUERIES || p->kind == N_THREADS ?
+		       EPERM : EROFS;
 	if (p->vid != np->vid)
 		return EXDEV;
 	if ((err = find_msg(v, p, name, &e)))
@@ -856,7 +888,7 @@ static int do_create(views_t *v, fuse_ino_t parent, const char *name,
 	if (!p)
 		return ENOENT;
 	if (p->kind != N_VIEW || !viewnames_client_file(name)) {
-		err = p->kind == N_QUERIES ? EPERM : EROFS;
+		err = p->kind == N_QUERIES || p->kind == N_THREADS ? EPERM : EROFS;
 	} else if (!(err = fs_node_view(v, p, &cv))) {
 		cache_view_release(&cv);
 		err = cache_file_create(views_cache(v), p->vid, name, !!(fi->flags & O_EXCL));

@@ -13,6 +13,7 @@ enum node_kind {
 	N_ROOT = 1, N_QUERIES, N_QSTATUS, N_VIEW, N_CUR, N_NEW, N_TMP,
 	N_QUERY, N_STATUS, N_REFRESH, N_MSG, N_FILE, N_CONFIG, N_UNHIDE,
 	N_QREFRESH,                     /* queries/.refresh */
+	N_THREADS,                      /* threads/: thread views (view-thread.c) */
 };
 
 struct node {

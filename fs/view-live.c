@@ -2,7 +2,8 @@
  * The records kept in memory per view (struct live, views-private.h) and
  * what they own: made on first use, counted, freed with the last
  * reference; among them a view's settings, parsed once from its .config.
- * And how a source's URL is shown (its credentials masked).  The core that views.c and the view-*.c files share, so that
+ * And how a source's URL is shown (its credentials masked), and what a
+ * thread view's record name stands for (view-thread.c).  The core that views.c and the view-*.c files share, so that
  * each of them depends on it and none on another one's internals.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "fs/log.h"
 #include "fs/views-private.h"
+#include "query/query.h"
 
 cache_t *views_cache(views_t *v)
 {
@@ -175,4 +177,20 @@ void print_url(FILE *f, const char *url)
 
 	url_shown(url, buf, sizeof(buf));
 	fputs(buf, f);
+}
+
+
+const char *views_thread_name(const char *key)
+{
+	size_t n = strlen(THREAD_PREFIX);
+
+	return key && !strncmp(key, THREAD_PREFIX, n) && key[n] ? key + n : NULL;
+}
+
+int views_thread_mid(const char *key, char **mid)
+{
+	const char *name = views_thread_name(key), *why;
+
+	*mid = NULL;
+	return name ? query_name_decode(name, mid, &why) : EINVAL;
 }

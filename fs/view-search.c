@@ -73,6 +73,8 @@ struct run {
 	int64_t next_try;       /* busy (EBUSY): no request before then */
 	int full;               /* a full search (the memo of a local source
 				 * does not skip it) */
+	const char *mid;        /* a thread view's Message-ID: a remote source
+				 * is asked for its thread (net_thread) */
 	int err;
 };
 
@@ -216,8 +218,14 @@ static void *run_source(void *arg)
 		r->err = net_host_enter(r->url, r->v->o.host_refreshes, &r->v->stop,
 					&r->l->cancel, &ticket);
 		if (!r->err) {
-			log_debug("search %s q=%s", shown, r->q);
-			r->err = net_search(&req, on_message, &s, &r->res);
+			if (r->mid) {
+				req.query = r->mid;
+				log_debug("thread %s mid=%s", shown, r->mid);
+				r->err = net_thread(&req, on_message, &s, &r->res);
+			} else {
+				log_debug("search %s q=%s", shown, r->q);
+				r->err = net_search(&req, on_message, &s, &r->res);
+			}
 			net_host_leave(ticket);
 			busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
 		}
@@ -301,6 +309,38 @@ static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
 	return hold;
 }
 
+/*
+ * After the sources of a thread view answered: a source that does not
+ * have the message (a server's 404, a local source that found nothing) is
+ * no failure when another has it or the view holds its thread already (a
+ * mirror that lags, an archive of another list); when none has it and
+ * the view holds nothing, each says "no such message" in .status and the
+ * view is failed, so a mistyped id is seen, and the next refresh tries
+ * again (the message may not have reached the archive yet).
+ */
+static void thread_found(views_t *v, const struct cache_view *cv, struct run *runs, int n)
+{
+	int i, any = 0, found = 0;
+
+	for (i = 0; i < n; i++)
+		found |= !runs[i].err && runs[i].res.messages > 0;
+	if (!found && cache_entry_any(v->cache, cv->id, &any))
+		any = 1;        /* cannot tell: say nothing */
+	for (i = 0; i < n; i++) {
+		struct run *r = &runs[i];
+
+		if (found || any) {
+			if (r->err == ENOENT)
+				r->err = 0;
+			continue;
+		}
+		if (r->err == ENOENT || (!r->err && !r->res.messages)) {
+			r->err = ENOENT;
+			snprintf(r->res.error, sizeof(r->res.error), "no such message <%s>", r->mid);
+		}
+	}
+}
+
 /* one search of every source of the view, in parallel; records the outcome */
 void view_search(views_t *v, struct live *l)
 {
@@ -309,7 +349,7 @@ void view_search(views_t *v, struct live *l)
 	struct run *runs = NULL;
 	struct src_state *src = NULL;
 	pthread_t *tids = NULL;
-	char *norm = NULL, *last = NULL, err_text[600] = "";
+	char *norm = NULL, *last = NULL, *mid = NULL, err_text[600] = "";
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
 	int i, err, failed = 0, full, any = 0, n = 0, held = 0;
@@ -317,6 +357,8 @@ void view_search(views_t *v, struct live *l)
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
 		return;         /* removed meanwhile */
+	if (views_thread_name(l->name) && (err = views_thread_mid(l->name, &mid)))
+		goto broken;
 	if (cv.id != l->id || atomic_load(&l->cancel))
 		goto out;
 	/* no bookmark: a full search, after which what it did not find goes */
@@ -351,11 +393,19 @@ void view_search(views_t *v, struct live *l)
 		/* lei remote threads: t=1; flag-hits flags nothing remote
 		 * (LeiXSearch flags hits of local externals only) */
 		r->threads = set.threads != THREADS_OFF;
+		/* a thread view: the whole thread at each refresh, a small
+		 * answer (what the view has is skipped), so no dt: bound;
+		 * remote sources GET it, local ones search mid: with threads
+		 * forced on (what they do with it is view-local.c's) */
+		if (mid) {
+			r->mid = mid;
+			r->threads = 1;
+		}
 		/* each source from its own bookmark (the view's if it has none) */
 		if (!full && (cache_mark_get(v->cache, cv.id, r->url, &mark) || mark <= 0))
 			mark = cv.last_ok;
 		/* as lei: the first fill goes to cur/, what later searches add to new/ */
-		if ((err = query_incremental(norm, full ? 0 : mark - v->o.margin, &r->q)) ||
+		if ((err = query_incremental(norm, full || mid ? 0 : mark - v->o.margin, &r->q)) ||
 		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !any, gen, full, set.dedupe,
 					   &r->batch)))
 			goto broken;
@@ -372,6 +422,8 @@ void view_search(views_t *v, struct live *l)
 	for (i = 1; i < n; i++)
 		if (tids[i])
 			pthread_join(tids[i], NULL);
+	if (mid)
+		thread_found(v, &cv, runs, n);
 	for (i = 0; i < n; i++) {
 		struct run *r = &runs[i];
 
@@ -477,5 +529,6 @@ out:
 	free_src(src, n);
 	settings_free(&set);
 	free(norm);
+	free(mid);
 	cache_view_release(&cv);
 }

@@ -118,6 +118,9 @@ struct views {
 	atomic_ulong idx_done;    /* ... and done with by it (indexed or gone) */
 };
 
+/* a thread view's record name: this, then its directory name */
+#define THREAD_PREFIX "threads/"
+
 /* view-live.c: what the files of views share */
 void free_src(struct src_state *src, int n);
 /* the live state of view id, made if need be; lock held.  The reference

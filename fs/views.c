@@ -605,6 +605,13 @@ int views_set_query(views_t *v, const char *name, const char *text,
 	int err;
 
 	why[0] = '\0';
+	if (views_thread_name(name)) {
+		/* its query is its name's: another thread is another view */
+		snprintf(why, whylen, "a thread view's query is its Message-ID "
+			 "(make another view with mkdir MOUNT/threads/ID)");
+		query_refusal(v, name, why);
+		return EPERM;
+	}
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 		n--;
 	if (!(q = strndup(text, n)))

@@ -85,6 +85,27 @@ cache_t *views_cache(views_t *v);
 /* mkdir: decode and check the name, then make the view.  EINVAL with the
  * reason in `why` (also kept for views_errors()). */
 int views_create(views_t *v, const char *name, char *why, size_t whylen);
+/*
+ * Thread views (view-thread.c): MOUNT/threads/<message-id>, the whole
+ * thread of one message, refreshed as any view.  A name there is a
+ * Message-ID, its angle brackets optional, '/' and '%' escaped as in
+ * queries/ names; the view's record is keyed "threads/<canonical name>"
+ * (no queries/ name holds a '/'), which is the name every other call of
+ * views.h takes for it.
+ */
+/* mkdir under threads/: EINVAL (reason in `why`, and queries/.status)
+ * for a name that is no Message-ID; EEXIST if the view is there. */
+int views_create_thread(views_t *v, const char *name, char *why, size_t whylen);
+/* views_get and views_remove of the view a name under threads/ stands
+ * for ("<id>" and "id" alike); ENOENT if it is none. */
+int views_get_thread(views_t *v, const char *name, struct cache_view *out);
+int views_remove_thread(views_t *v, const char *name);
+/* The name under threads/ of a view's key, NULL if it is no thread view
+ * (a pointer into key). */
+const char *views_thread_name(const char *key);
+/* The Message-ID of a thread view's key (malloc'd). */
+int views_thread_mid(const char *key, char **mid);
+
 /* rmdir (and the end of rm -rf): the view's running search stops and
  * nothing more is written under it; then it goes with all it holds. */
 int views_remove(views_t *v, const char *name);

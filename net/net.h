@@ -65,6 +65,16 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 /* The URL net_search() would POST to (for logs and tests); malloc'd. */
 char *net_search_url(const struct net_req *req);
 
+/* A whole thread, as public-inbox serves it for every message: GET
+ * "<url><msgid>/t.mbox.gz" (WWW.pm, Mbox.pm thread_mbox), req->query
+ * being the Message-ID without angle brackets, percent-escaped as
+ * public-inbox's mid_escape does.  Streamed, bounded and answered as
+ * net_search(), except HTTP 404: the server has no message of that id,
+ * ENOENT ("no such message" in res->error).  req->threads is unused. */
+int net_thread(const struct net_req *req, net_msg_fn fn, void *arg, struct net_res *res);
+/* The URL net_thread() would GET; malloc'd. */
+char *net_thread_url(const struct net_req *req);
+
 /*
  * The stream stages, exposed for tests and fuzzing.  A splitter takes
  * mboxrd bytes in any chunking and calls fn per message; an inflater

@@ -286,12 +286,16 @@ static void add_body_reason(struct net_res *res, const char *body, size_t len)
 		snprintf(res->error + have, sizeof(res->error) - have, ": %s", line);
 }
 
-int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
-	       struct net_res *res)
+/*
+ * One request for a gzip'd mboxrd answer, streamed to fn: a search's POST
+ * (`post`) or a thread's GET; url is malloc'd and freed here (NULL: out of
+ * memory).  The answer and its bounds are the same for both.
+ */
+static int fetch(const struct net_req *req, char *url, int post, net_msg_fn fn, void *arg,
+		 struct net_res *res)
 {
 	struct xfer x = { .req = req, .res = res };
 	char errbuf[CURL_ERROR_SIZE] = "";
-	char *url = NULL;
 	CURLcode rc;
 	int err = ENOMEM;
 
@@ -300,15 +304,16 @@ int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
 	if (x.split)
 		net_mboxrd_set_stop(x.split, req->stop, req->cancel);
 	x.gz = x.split ? net_gunzip_new(x.split) : NULL;
-	url = net_search_url(req);
 	x.curl = curl_easy_init();
 	if (!x.split || !x.gz || !url || !x.curl) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
 		goto out;
 	}
 	curl_easy_setopt(x.curl, CURLOPT_URL, url);
-	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDS, "");
-	curl_easy_setopt(x.curl, CURLOPT_POSTFIELDSIZE, 0L);
+	if (post) {
+		curl_easy_setopt(x.curl, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(x.curl, CURLOPT_POSTFIELDSIZE, 0L);
+	}
 	curl_easy_setopt(x.curl, CURLOPT_NOSIGNAL, 1L);
 	if (req->user_agent)
 		curl_easy_setopt(x.curl, CURLOPT_USERAGENT, req->user_agent);
@@ -404,5 +409,57 @@ out:
 	net_gunzip_free(x.gz);
 	net_mboxrd_free(x.split);
 	free(url);
+	return err;
+}
+
+int net_search(const struct net_req *req, net_msg_fn fn, void *arg,
+	       struct net_res *res)
+{
+	return fetch(req, net_search_url(req), 1, fn, arg, res);
+}
+
+/* RFC 3986's pchar, as public-inbox's mid_escape (MID.pm) leaves them:
+ * every other byte is %XX, '/' among them, so the id is one path segment */
+static int mid_plain(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("-._~!$&'()*+,;=:@", c));
+}
+
+char *net_thread_url(const struct net_req *req)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t ul = strlen(req->url), ml = strlen(req->query);
+	char *url = malloc(ul + 3 * ml + 16), *p;
+	const unsigned char *m;
+
+	if (!url)
+		return NULL;
+	memcpy(url, req->url, ul);
+	p = url + ul;
+	if (ul == 0 || url[ul - 1] != '/')
+		*p++ = '/';
+	for (m = (const unsigned char *)req->query; *m; m++) {
+		if (mid_plain(*m)) {
+			*p++ = (char)*m;
+		} else {
+			*p++ = '%';
+			*p++ = hex[*m >> 4];
+			*p++ = hex[*m & 15];
+		}
+	}
+	strcpy(p, "/t.mbox.gz");
+	return url;
+}
+
+int net_thread(const struct net_req *req, net_msg_fn fn, void *arg, struct net_res *res)
+{
+	int err = fetch(req, net_thread_url(req), 0, fn, arg, res);
+
+	/* for a search 404 is "no match"; here it is an unknown id */
+	if (!err && res->http_status == 404) {
+		snprintf(res->error, sizeof(res->error), "no such message");
+		err = ENOENT;
+	}
 	return err;
 }

@@ -1,0 +1,160 @@
+/*
+ * Thread views: MOUNT/threads/<message-id>/, a maildir of the whole thread
+ * of one message.
+ *
+ * A thread view is a view like any other (same record, refresh policy,
+ * files, user state); what differs is its name and how a remote source is
+ * asked.  Its record in the cache is keyed "threads/<name>", the path of
+ * the directory under the mount: a queries/ name never holds '/', so the
+ * two kinds of view cannot take each other's name, a cache from before
+ * thread views needs nothing done to it, and every part of views that
+ * goes by a view's name (refresh, .status, bookmarks, rmdir, the timer)
+ * works on it unchanged.  Its query is "mid:<id>": what a local source
+ * runs (with threads forced on); a remote source is asked for
+ * <url><id>/t.mbox.gz instead (net_thread), the whole thread each time.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/log.h"
+#include "fs/views-private.h"
+#include "query/query.h"
+
+/* The Message-ID a directory name stands for (malloc'd): the name with
+ * its angle brackets, if any, taken off, and decoded as a queries/ name
+ * is ("%2F" for '/', "%25" for '%'). */
+static int name_mid(const char *name, char **mid, const char **why)
+{
+	size_t n = strlen(name), i;
+	char *s = NULL;
+	int err;
+
+	*mid = NULL;
+	if (name[0] == '.') {
+		*why = "names starting with '.' are reserved";
+		return EINVAL;
+	}
+	if (n && name[0] == '<')
+		name++, n--;
+	if (n && name[n - 1] == '>')
+		n--;
+	if (!n) {
+		*why = "empty Message-ID";
+		return EINVAL;
+	}
+	if (!(s = strndup(name, n)))
+		return ENOMEM;
+	err = query_name_decode(s, mid, why);
+	free(s);
+	if (err)
+		return err;
+	/* a Message-ID is one token: none of these is in one, and each would
+	 * make another query of mid: than the id */
+	for (i = 0; (*mid)[i]; i++)
+		if (strchr(" <>\"", (*mid)[i])) {
+			*why = "not a Message-ID (it holds a space, '<', '>' or '\"')";
+			free(*mid);
+			*mid = NULL;
+			return EINVAL;
+		}
+	return 0;
+}
+
+/* the key of the view a name under threads/ stands for, and its id */
+static int thread_key(const char *name, char **key, char **mid, const char **why)
+{
+	char *m = NULL, *canon = NULL;
+	int err;
+
+	*key = NULL;
+	/* canonical: "<a%2Fb>" and "a%2Fb" are one view, named "a%2Fb" */
+	if ((err = name_mid(name, &m, why)) || (err = query_name_encode(m, &canon)))
+		goto out;
+	if (asprintf(key, THREAD_PREFIX "%s", canon) < 0) {
+		*key = NULL;
+		err = ENOMEM;
+	}
+out:
+	free(canon);
+	if (!err && mid)
+		*mid = m;
+	else
+		free(m);
+	return err;
+}
+
+int views_create_thread(views_t *v, const char *name, char *why, size_t whylen)
+{
+	const char *reason = NULL;
+	char *key = NULL, *mid = NULL, *query = NULL, xwhy[200];
+	int err;
+
+	why[0] = '\0';
+	if ((err = thread_key(name, &key, &mid, &reason)))
+		goto refused;
+	if (asprintf(&query, "mid:%s", mid) < 0) {
+		query = NULL;
+		err = ENOMEM;
+		goto out;
+	}
+	/* what the local sources run must parse (an id with a parenthesis) */
+	if ((err = query_validate(query, &reason)) ||
+	    (err = query_syntax_check(query, xwhy, sizeof(xwhy)))) {
+		if (!reason)
+			reason = xwhy[0] ? xwhy : "the mid: query does not parse";
+		goto refused;
+	}
+	err = cache_view_create(v->cache, key, query, NULL);
+	if (err && err != EEXIST) {
+		snprintf(why, whylen, "cannot store view: %s", strerror(err));
+		log_err("mkdir %s: %s", key, why);
+	}
+	goto out;
+refused: {
+		char shown[201];
+		size_t i;
+
+		/* the name may hold anything but '/' and NUL: show it safely */
+		for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
+			shown[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+		shown[i] = '\0';
+		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
+		pthread_mutex_lock(&v->lock);
+		snprintf(v->last_refusal, sizeof(v->last_refusal),
+			 "mkdir refused: threads/%s: %s", shown, why);
+		pthread_mutex_unlock(&v->lock);
+		log_err("mkdir refused: threads/%s: %s", shown, why);
+	}
+out:
+	free(query);
+	free(mid);
+	free(key);
+	return err;
+}
+
+int views_get_thread(views_t *v, const char *name, struct cache_view *out)
+{
+	const char *why;
+	char *key;
+	int err = thread_key(name, &key, NULL, &why);
+
+	if (!err)
+		err = views_get(v, key, out);
+	free(key);
+	return err == EINVAL ? ENOENT : err;    /* no such name can exist */
+}
+
+int views_remove_thread(views_t *v, const char *name)
+{
+	const char *why;
+	char *key;
+	int err = thread_key(name, &key, NULL, &why);
+
+	if (!err)
+		err = views_remove(v, key);
+	free(key);
+	return err == EINVAL ? ENOENT : err;
+}
