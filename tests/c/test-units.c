@@ -14,6 +14,7 @@
 #include "cache/cache.h"
 #include "cache/cache-private.h"
 #include "fs/config.h"
+#include "fs/options.h"
 #include "fs/settings.h"
 #include "net/net.h"
 #include "query/prefix.h"
@@ -540,6 +541,103 @@ static void test_settings(void)
 
 #undef PARSE
 
+/* a value each kind of option takes */
+static const char *sample(const struct opt_spec *s)
+{
+	switch (s->type) {
+	case OPTT_LONG:
+		return "7";
+	case OPTT_FLAG:
+	case OPTT_BOOL:
+		return "true";
+	case OPTT_SOURCE:
+		return "/tmp";
+	case OPTT_PATH:
+		return "/tmp/x";
+	case OPTT_SETTING:
+		return !strcmp(s->name, "dedupe") ? "mid" : "flag-hits";
+	default:
+		return "x";
+	}
+}
+
+/*
+ * The option table (fs/options.c) drives the command line, the config file
+ * and --help; a view's .config is settings.c's: every key the table marks
+ * OPTW_VIEW is one settings_parse takes, and no other.  Every key marked
+ * OPTW_CONFIG is taken from a config file, and every -o option parsed.
+ */
+static void test_options(void)
+{
+	const struct opt_spec *s;
+	char path[] = "/tmp/leifs-test-options-XXXXXX", *buf = NULL, why[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct opts o;
+	int fd;
+
+	for (s = options; s->name; s++) {
+		struct settings def = { 0 }, out = { 0 };
+		char text[200];
+		int rc;
+
+		CHECK(s->help && s->help[0]);
+		snprintf(text, sizeof(text), "[leifs]\n\t%s = %s\n", s->name, sample(s));
+		rc = settings_parse(&def, text, strlen(text), &out, why, sizeof(why));
+		if (!rc != !!(s->where & OPTW_VIEW))
+			fprintf(stderr, "%s in a view's .config: %s\n", s->name, rc ? why : "taken");
+		CHECK(!rc == !!(s->where & OPTW_VIEW));
+		if (!rc)
+			settings_free(&out);
+	}
+	/* the config file */
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("[leifs]\n", f);
+	for (s = options; s->name; s++)
+		if (s->where & OPTW_CONFIG)
+			fprintf(f, "\t%s = %s\n", s->name, sample(s));
+	fputs("[http]\n\tproxy = http://p/\n", f);
+	fclose(f);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	close(fd);
+	options_init(&o);
+	CHECK(o.refresh == OPT_UNSET && o.insecure == -1);
+	o.config = strdup(path);
+	CHECK(options_load_config(&o) == 0);
+	CHECK(o.refresh == 7 && o.map_size == 7 && o.insecure == 1 && o.index_remote == 1);
+	CHECK(o.nsources == 1 && !strcmp(o.sources[0], "/tmp"));
+	CHECK(o.threads && !strcmp(o.threads, "flag-hits") && !strcmp(o.dedupe, "mid"));
+	CHECK(o.cache && !strcmp(o.cache, "/tmp/x") && !strcmp(o.proxy, "x"));
+	options_free(&o);
+	unlink(path);
+	free(buf);
+	/* the command line; the defaults under it */
+	{
+		char *argv[] = { "leifs", "-o", "refresh=5,insecure,index_remote=0,source=/a,"
+				 "threads=true,allow_other", "-o", "source=/b", "/mnt", NULL };
+		struct fuse_args args = FUSE_ARGS_INIT(6, argv);
+
+		options_init(&o);
+		o.config = strdup("/nonexistent/leifs/config");
+		CHECK(options_parse(&args, &o) == 0);
+		CHECK(o.refresh == 5 && o.insecure == 1 && o.index_remote == 0);
+		CHECK(o.nsources == 2 && !strcmp(o.sources[1], "/b"));
+		CHECK(o.threads && !strcmp(o.threads, "true"));
+		/* libfuse's own option is left for libfuse */
+		CHECK(args.argc == 4 && !strcmp(args.argv[2], "allow_other"));
+		free(o.config);
+		o.config = NULL;
+		setenv("XDG_CONFIG_HOME", "/nonexistent", 1);
+		CHECK(options_load_config(&o) == 0);
+		CHECK(o.refresh == 5 && o.timeout == 30 && o.max_message == 64L << 20);
+		options_free(&o);
+		fuse_opt_free_args(&args);
+	}
+}
+
 int main(void)
 {
 	test_names();
@@ -551,6 +649,7 @@ int main(void)
 	test_gunzip();
 	test_config();
 	test_settings();
+	test_options();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
