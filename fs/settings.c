@@ -92,8 +92,8 @@ int settings_set(struct settings *s, const char *key, const char *v)
 	return 1;
 }
 
-/* a source is a public-inbox URL (local archives are for later), of
- * printable ASCII with no spaces, as a URL is */
+/* a source is a public-inbox URL, [cache:]http(s)://, of printable ASCII
+ * with no spaces, as a URL is; or a local archive, [TYPE:]/absolute/path */
 int settings_source_ok(const char *v)
 {
 	const char *p;

@@ -2,7 +2,10 @@
  * public-inbox's query parser (Search.pm qparse_new) with Xapian's own
  * QueryParser: see qparser.hh.
  */
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "query/qparser.hh"
@@ -12,25 +15,6 @@ extern "C" {
 }
 
 namespace {
-
-struct pfx { const char *name, *prefixes; };
-
-/* %bool_pfx_external */
-const pfx boolean[] = {
-	{ "mid", "Q" }, { "lid", "G" }, { "dfpre", "XDFPRE" }, { "dfpost", "XDFPOST" },
-	{ "dfblob", "XDFPRE XDFPOST" }, { "patchid", "XDFID" },
-};
-
-#define NQ "XNQ XDFN XDFA XDFB XDFHH XDFCTX XDFPRE XDFPOST XDFID"
-
-/* %prob_prefix */
-const pfx prob[] = {
-	{ "s", "S" }, { "m", "XM" }, { "l", "XL" }, { "f", "A" }, { "t", "XTO" },
-	{ "tc", "XTO XCC" }, { "c", "XCC" }, { "tcf", "XTO XCC A" }, { "a", "XTO XCC A" },
-	{ "b", NQ " XQUOT" }, { "bs", NQ " XQUOT S" }, { "n", "XFN" }, { "q", "XQUOT" },
-	{ "nq", NQ }, { "dfn", "XDFN" }, { "dfa", "XDFA" }, { "dfb", "XDFB" },
-	{ "dfhh", "XDFHH" }, { "dfctx", "XDFCTX" }, { "", "XM S A XQUOT XFN " NQ },
-};
 
 template <typename F> void each_word(const char *s, F f)
 {
@@ -53,7 +37,8 @@ template <typename F> void each_word(const char *s, F f)
  * before Xapian sees them, so any text is taken here */
 class any_range : public Xapian::RangeProcessor {
 public:
-	explicit any_range(const char *pfx) : Xapian::RangeProcessor(QV_TS, pfx) {}
+	any_range(Xapian::valueno slot, const std::string &pfx)
+		: Xapian::RangeProcessor(slot, pfx) {}
 	Xapian::Query operator()(const std::string &, const std::string &) override
 	{
 		return Xapian::Query::MatchAll;
@@ -74,23 +59,30 @@ void query_parser(Xapian::QueryParser &qp, const Xapian::Database &db, bool any_
 	qp.set_stemmer(Xapian::Stem("english"));
 	qp.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
 	qp.set_max_expansion(100, Xapian::Query::WILDCARD_LIMIT_ERROR);
-	if (any_dates) {
-		qp.add_rangeprocessor((new any_range("d:"))->release());
-		qp.add_rangeprocessor((new any_range("dt:"))->release());
-	} else {
-		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_YYYYMMDD, "d:"))->release());
-		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_DT, "dt:"))->release());
+	for (const query_prefix *p = query_prefixes; p->name; p++) {
+		if (p->flags & QP_UNSUPPORTED)
+			continue; /* refused by query_validate: prefix.h */
+		switch (p->kind) {
+		case QP_RANGE: {
+			std::string name = std::string(p->name) + ":";
+
+			if (any_dates && (p->flags & QP_DATE))
+				qp.add_rangeprocessor((new any_range(p->slot, name))->release());
+			else
+				qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(
+					p->slot, name))->release());
+			break;
+		}
+		case QP_BOOLEAN:
+			each_word(p->terms, [&](const std::string &w) {
+				qp.add_boolean_prefix(p->name, w);
+			});
+			break;
+		case QP_PROB:
+			each_word(p->terms, [&](const std::string &w) { qp.add_prefix(p->name, w); });
+			break;
+		}
 	}
-	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_BYTES, "z:"))->release());
-	if (any_dates)
-		qp.add_rangeprocessor((new any_range("rt:"))->release());
-	else
-		qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_TS, "rt:"))->release());
-	qp.add_rangeprocessor((new Xapian::NumberRangeProcessor(QV_UID, "uid:"))->release());
-	for (const pfx &b : boolean)
-		each_word(b.prefixes, [&](const std::string &w) { qp.add_boolean_prefix(b.name, w); });
-	for (const pfx &p : prob)
-		each_word(p.prefixes, [&](const std::string &w) { qp.add_prefix(p.name, w); });
 }
 
 static int parse_check(const char *query, bool any_dates, char *why, size_t whylen)
@@ -115,12 +107,27 @@ static int parse_check(const char *query, bool any_dates, char *why, size_t whyl
 	}
 }
 
-extern "C" int query_parse_check(const char *query, char *why, size_t whylen)
-{
-	return parse_check(query, false, why, whylen);
-}
-
 extern "C" int query_syntax_check(const char *query, char *why, size_t whylen)
 {
 	return parse_check(query, true, why, whylen);
+}
+
+extern "C" int query_describe(const char *query, char **out)
+{
+	*out = NULL;
+	try {
+		Xapian::QueryParser qp;
+		Xapian::WritableDatabase mem(std::string(), Xapian::DB_BACKEND_INMEMORY);
+
+		query_parser(qp, mem, false);
+		std::string d = qp.parse_query(query, QUERY_FLAGS).get_description();
+		*out = strdup(d.c_str());
+		return *out ? 0 : ENOMEM;
+	} catch (const Xapian::Error &) {
+		return EINVAL;
+	} catch (const std::bad_alloc &) {
+		return ENOMEM;
+	} catch (...) {
+		return EINVAL;
+	}
 }

@@ -2,8 +2,9 @@
  * The Xapian side of the query language (C++ only; included by .cc files).
  *
  * query_parser() sets up a QueryParser exactly as public-inbox 1.9's
- * Search.pm qparse_new does: prefixes (boolean and probabilistic), value
- * ranges d: dt: z: rt:, English stemming (STEM_SOME), default AND, at most
+ * Search.pm qparse_new does: the prefixes of query_prefixes[] (prefix.h;
+ * boolean, probabilistic and the value ranges d: dt: z: rt:, not the ones
+ * leifs refuses), English stemming (STEM_SOME), default AND, at most
  * 100 terms per wildcard.  QUERY_FLAGS are Search.pm's $QP_FLAGS with
  * FLAG_PHRASE (glass databases).  The value slots are Search.pm's.
  */
@@ -12,7 +13,7 @@
 
 #include <xapian.h>
 
-enum { QV_TS = 0, QV_YYYYMMDD = 1, QV_DT = 2, QV_BYTES = 3, QV_UID = 4, QV_THREADID = 5 };
+#include "query/prefix.h"     /* the prefixes, and the value slots QV_* */
 
 #define QUERY_FLAGS (Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN | \
 		     Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_WILDCARD)

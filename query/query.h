@@ -32,7 +32,8 @@ int query_name_encode(const char *query, char **out);
 
 /* Check a query for what the server would reject or misread:
  * unbalanced parentheses or quotes, a dangling operator, an unknown
- * "prefix:" , empty.  0 when it may be sent. */
+ * "prefix:" or one leifs refuses (uid:, kw:, L:; see prefix.h), empty.
+ * 0 when it may be sent. */
 int query_validate(const char *query, const char **why);
 
 /* Normalise whitespace as lei does before sending ("make URLs less ugly"). */
@@ -57,13 +58,16 @@ int query_approxidate(const char *query, const char *git_dir, char **out,
 /* Make the empty repository git needs to read dates (idempotent). */
 int query_git_dir(const char *dir);
 
-/* Parse a query (after query_approxidate) as public-inbox's Search.pm
- * would; EINVAL with Xapian's reason when it cannot. */
-int query_parse_check(const char *query, char *why, size_t whylen);
-/* The same before query_approxidate (no I/O, no git): what Xapian's
- * QueryParser refuses in any query, such as a size range z:1k..2k that
- * is not numbers; d:, dt:, rt: ranges take any text here (public-inbox
- * rewrites their dates first).  EINVAL with Xapian's reason. */
+/* What Xapian's QueryParser, set up as public-inbox's Search.pm does,
+ * refuses in a query before query_approxidate (no I/O, no git), such as
+ * a size range z:1k..2k that is not numbers; d:, dt:, rt: ranges take any
+ * text here (public-inbox rewrites their dates first).  EINVAL with
+ * Xapian's reason. */
 int query_syntax_check(const char *query, char *why, size_t whylen);
+
+/* Xapian's description of the query as the local index parses it
+ * (after query_approxidate), e.g. "Query(0 * Qx@y)", malloc'd into *out;
+ * for tests and debugging.  EINVAL when it does not parse. */
+int query_describe(const char *query, char **out);
 
 #endif

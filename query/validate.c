@@ -15,23 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/prefix.h"
 #include "query/query.h"
 
-/* public-inbox 1.9 Search.pm prefixes, plus lei's local-only L: and kw: */
-static const char *const known_prefixes[] = {
-	"s", "m", "l", "f", "t", "tc", "c", "tcf", "a", "b", "bs", "n", "q",
-	"nq", "dfn", "dfa", "dfb", "dfhh", "dfctx", "mid", "lid", "dfpre",
-	"dfpost", "dfblob", "patchid", "d", "dt", "rt", "z", "L", "kw", NULL
-};
-
+/* a prefix leifs searches with (query_prefixes[], prefix.h) */
 static int known_prefix(const char *p, size_t len)
 {
-	const char *const *k;
+	const struct query_prefix *x = query_prefix_find(p, len);
 
-	for (k = known_prefixes; *k; k++)
-		if (strlen(*k) == len && !memcmp(*k, p, len))
-			return 1;
-	return 0;
+	return x && !(x->flags & QP_UNSUPPORTED);
 }
 
 static int is_op(const char *w, size_t len)
@@ -127,6 +119,15 @@ int query_validate(const char *query, const char **why)
 			for (i = 0; i < plen; i++)
 				if (!isalpha((unsigned char)w[i]))
 					word = 0;
+			if (word) {
+				const struct query_prefix *x = query_prefix_find(w, plen);
+
+				if (x && (x->flags & QP_UNSUPPORTED)) {
+					if (why)
+						*why = x->why;
+					return EINVAL;
+				}
+			}
 			/* "foo:bar" with an unknown foo is almost always a
 			 * typo of a prefix; "https://" and "Re: x" are not */
 			if (word && colon + 1 < w + len && colon[1] != '/' &&

@@ -14,4 +14,25 @@ test_expect_success 'local search unit tests: patch ids (against git), dates, in
 	"$SRC_DIR/tests/c/test-local" >local.out 2>&1; rc=$?
 	cat local.out; tail -n 1 local.out | grep -q " 0 failed" && [ $rc -eq 0 ]
 '
+# query/prefix.c against its authority: every prefix public-inbox's
+# Search.pm (and lei's LeiSearch.pm) parses has a row, and no row is
+# made up; test-units checks that validator and parser read the rows alike
+PI=/usr/share/perl5/PublicInbox
+if [ -r "$PI/Search.pm" ] && [ -r "$PI/LeiSearch.pm" ]; then
+test_expect_success 'the prefix table has the prefixes of public-inbox and lei, no others' '
+	{
+		perl -ne "if (/^my %(bool_pfx_external|prob_prefix) = \\(/) { \$in = 1; next }
+			\$in = 0 if /^\\);/;
+			print \"\$1\\n\" if \$in && /^\\s*(\\w+)\\s*=>/;
+			print \"\$1\\n\" if /NVRP->new\\(\\w+, .(\\w+):.\\)/" "$PI/Search.pm" &&
+		perl -ne "print \"\$1\\n\" if /add_boolean_prefix\\(.(\\w+)., /" "$PI/LeiSearch.pm"
+	} | sort >expected &&
+	sed -n "s/^\t[A-Z]*(\"\([a-zA-Z]\{1,\}\)\".*/\1/p; s/^\t{ \"\([a-zA-Z]\{1,\}\)\".*/\1/p" \
+		"$SRC_DIR/query/prefix.c" | sort >actual &&
+	[ $(wc -l <expected) -ge 30 ] &&
+	test_cmp expected actual
+'
+else
+test_skip 'the prefix table has the prefixes of public-inbox and lei' 'no public-inbox in /usr/share/perl5'
+fi
 test_done

@@ -13,6 +13,16 @@ test_expect_success '--version and -V' '
 	"$LEIFS" --version >out && grep -E "^leifs [0-9]+\.[0-9]+" out &&
 	"$LEIFS" -V >out2 && test_cmp out out2
 '
+test_expect_success 'every -o option of --help is in leifs(1); the versions agree' '
+	"$LEIFS" --help | sed -n "s/^  -o \([a-z_]*\).*/\1/p" >names &&
+	[ $(wc -l <names) -ge 20 ] &&
+	while read -r n; do
+		grep -q "^\.BI\{0,1\} \"\\\\-o $n[=\"]" "$SRC_DIR/fs/leifs.1" ||
+		{ echo "$n is not in leifs.1"; return 1; }
+	done <names &&
+	v=$("$LEIFS" --version | sed -n "s/^leifs \([^ ]*\) .*/\1/p") &&
+	head -n 1 "$SRC_DIR/fs/leifs.1" | grep -F "\"leifs $v\""
+'
 # one line on stderr, exit status 2
 cli_error() {
 	local rc

@@ -58,6 +58,19 @@ test_expect_success 'a range Xapian cannot read is refused at mkdir, with the re
 '
 leifs_umount "$M"
 
+test_expect_success 'lei'"'"'s kw: and L:, and IMAP'"'"'s uid:, are refused at mkdir, with the reason' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-lei,timeout=3" &&
+	! mkdir "$M/queries/kw:seen" 2>err && grep "Invalid argument" err &&
+	grep "^error: mkdir refused: kw:seen: kw: is lei.s own keywords" "$M/queries/.status" &&
+	! mkdir "$M/queries/s:x AND L:inbox" &&
+	grep "^error: mkdir refused: s:x AND L:inbox: L: is lei.s own labels" "$M/queries/.status" &&
+	! mkdir "$M/queries/uid:1..10" &&
+	grep "^error: mkdir refused: uid:1..10: uid: .*is not supported" "$M/queries/.status" &&
+	ls "$M/queries" >names && ! grep -e "kw:" -e "L:" -e "uid:" names &&
+	mkdir "$M/queries/l:linux-rtc" && mkdir "$M/queries/lid:linux-rtc.vger.kernel.org"
+'
+leifs_umount "$M"
+
 test_expect_success 'a query has one name: %2f is refused, with the reason' '
 	leifs_mount "$M" -o "source=$H/ok/,cache=$C-name,timeout=3" &&
 	mkdir "$M/queries/dfn:drivers%2Frtc" &&

@@ -14,8 +14,10 @@
 #include "cache/cache.h"
 #include "cache/cache-private.h"
 #include "fs/config.h"
+#include "fs/options.h"
 #include "fs/settings.h"
 #include "net/net.h"
+#include "query/prefix.h"
 #include "query/query.h"
 
 static int passed, failed;
@@ -84,6 +86,102 @@ static void test_validate(void)
 			fprintf(stderr, "accepted %s\n", bad[i]);
 		CHECK(rc == EINVAL);
 	}
+}
+
+/* Does Xapian's description `d` of a one-word query hold the term
+ * `pfx`+`word` as the parser makes it from that prefix: a word at position
+ * 1 ("Sfoo@1", "ZSfoo@1" stemmed), or a boolean filter ("0 * Qfoo",
+ * "0 * (XDFPREfoo OR XDFPOSTfoo)")?  Not "lid foo" read as a phrase of
+ * two words under the default prefixes ("(XMlid@1 PHRASE 2 XMfoo@2)"). */
+static int has_term(const char *d, const char *pfx, const char *word, int boolean)
+{
+	char t[64];
+	const char *p;
+	size_t n;
+
+	if (boolean && strncmp(d, "Query(0 * ", 10))
+		return 0;
+	n = (size_t)snprintf(t, sizeof(t), "%s%s%s", pfx, word, boolean ? "" : "@1");
+	for (p = d; (p = strstr(p, t)); p++)
+		if (p > d && (p[-1] == '(' || p[-1] == ' ' || p[-1] == 'Z') &&
+		    (!boolean || p[n] == ')' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
+/*
+ * query_prefixes[] is read by both the validator and the parser: every row
+ * leifs supports is accepted by query_validate and reaches Xapian as its
+ * term prefixes or value slot; every row it refuses is refused with the
+ * row's reason and unknown to the parser.  A prefix outside the table is
+ * refused, so neither side knows one the other does not.
+ */
+static void test_prefixes(void)
+{
+	const struct query_prefix *p, *q;
+	int rows = 0;
+
+	CHECK(query_prefix_find("", 0) == &query_prefixes[0]);
+	for (p = query_prefixes; p->name; p++) {
+		char query[64], slot[32], *d = NULL;
+		const char *why = NULL;
+		int rc;
+
+		rows++;
+		for (q = p + 1; q->name; q++)
+			CHECK(strcmp(p->name, q->name) != 0);
+		CHECK(query_prefix_find(p->name, strlen(p->name)) == p);
+		CHECK((p->kind == QP_RANGE) == (p->terms == NULL));
+		if (p->kind == QP_RANGE)
+			snprintf(query, sizeof(query), "%s%s1..2", p->name, *p->name ? ":" : "");
+		else
+			snprintf(query, sizeof(query), "%s%sfoo", p->name, *p->name ? ":" : "");
+		rc = query_validate(query, &why);
+		snprintf(slot, sizeof(slot), "VALUE_RANGE %d ", p->slot);
+		if (p->flags & QP_UNSUPPORTED) {
+			if (rc != EINVAL || !why || why != p->why)
+				fprintf(stderr, "%s: not refused as unsupported\n", query);
+			CHECK(rc == EINVAL && why == p->why && p->why);
+			/* unknown to the parser: a range it cannot read, or words */
+			if (query_describe(query, &d) == 0)
+				CHECK(p->kind == QP_RANGE ? !strstr(d, slot) :
+				      !has_term(d, p->terms, "foo", p->kind == QP_BOOLEAN));
+			free(d);
+			continue;
+		}
+		CHECK(query_describe(query, &d) == 0 && d);
+		if (!d)
+			continue;
+		if (p->kind == QP_RANGE) {
+			if (rc || !strstr(d, slot))
+				fprintf(stderr, "%s: %s; %s\n", query, rc ? why : "ok", d);
+			CHECK(rc == 0 && strstr(d, slot));
+		} else {
+			const char *w = p->terms;
+
+			if (rc)
+				fprintf(stderr, "%s refused: %s\n", query, why);
+			CHECK(rc == 0);
+			while (*w) {
+				char one[32];
+				size_t n = strcspn(w, " ");
+
+				snprintf(one, sizeof(one), "%.*s", (int)n, w);
+				if (!has_term(d, one, "foo", p->kind == QP_BOOLEAN))
+					fprintf(stderr, "%s: no %sfoo in %s\n", query, one, d);
+				CHECK(has_term(d, one, "foo", p->kind == QP_BOOLEAN));
+				w += n + (w[n] == ' ');
+			}
+		}
+		free(d);
+	}
+	CHECK(rows >= 30);
+	/* Search.pm's prefixes are all there; lei's and IMAP's refused */
+	CHECK(query_validate("dfblob:abc1234 AND patchid:f00 AND tcf:x", NULL) == 0);
+	CHECK(query_validate("kw:seen", NULL) == EINVAL);
+	CHECK(query_validate("L:inbox", NULL) == EINVAL);
+	CHECK(query_validate("uid:1..10", NULL) == EINVAL);
+	CHECK(query_validate("zz:foo", NULL) == EINVAL);
 }
 
 static void test_incremental(void)
@@ -443,16 +541,115 @@ static void test_settings(void)
 
 #undef PARSE
 
+/* a value each kind of option takes */
+static const char *sample(const struct opt_spec *s)
+{
+	switch (s->type) {
+	case OPTT_LONG:
+		return "7";
+	case OPTT_FLAG:
+	case OPTT_BOOL:
+		return "true";
+	case OPTT_SOURCE:
+		return "/tmp";
+	case OPTT_PATH:
+		return "/tmp/x";
+	case OPTT_SETTING:
+		return !strcmp(s->name, "dedupe") ? "mid" : "flag-hits";
+	default:
+		return "x";
+	}
+}
+
+/*
+ * The option table (fs/options.c) drives the command line, the config file
+ * and --help; a view's .config is settings.c's: every key the table marks
+ * OPTW_VIEW is one settings_parse takes, and no other.  Every key marked
+ * OPTW_CONFIG is taken from a config file, and every -o option parsed.
+ */
+static void test_options(void)
+{
+	const struct opt_spec *s;
+	char path[] = "/tmp/leifs-test-options-XXXXXX", *buf = NULL, why[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct opts o;
+	int fd;
+
+	for (s = options; s->name; s++) {
+		struct settings def = { 0 }, out = { 0 };
+		char text[200];
+		int rc;
+
+		CHECK(s->help && s->help[0]);
+		snprintf(text, sizeof(text), "[leifs]\n\t%s = %s\n", s->name, sample(s));
+		rc = settings_parse(&def, text, strlen(text), &out, why, sizeof(why));
+		if (!rc != !!(s->where & OPTW_VIEW))
+			fprintf(stderr, "%s in a view's .config: %s\n", s->name, rc ? why : "taken");
+		CHECK(!rc == !!(s->where & OPTW_VIEW));
+		if (!rc)
+			settings_free(&out);
+	}
+	/* the config file */
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("[leifs]\n", f);
+	for (s = options; s->name; s++)
+		if (s->where & OPTW_CONFIG)
+			fprintf(f, "\t%s = %s\n", s->name, sample(s));
+	fputs("[http]\n\tproxy = http://p/\n", f);
+	fclose(f);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len);
+	close(fd);
+	options_init(&o);
+	CHECK(o.refresh == OPT_UNSET && o.insecure == -1);
+	o.config = strdup(path);
+	CHECK(options_load_config(&o) == 0);
+	CHECK(o.refresh == 7 && o.map_size == 7 && o.insecure == 1 && o.index_remote == 1);
+	CHECK(o.nsources == 1 && !strcmp(o.sources[0], "/tmp"));
+	CHECK(o.threads && !strcmp(o.threads, "flag-hits") && !strcmp(o.dedupe, "mid"));
+	CHECK(o.cache && !strcmp(o.cache, "/tmp/x") && !strcmp(o.proxy, "x"));
+	options_free(&o);
+	unlink(path);
+	free(buf);
+	/* the command line; the defaults under it */
+	{
+		char *argv[] = { "leifs", "-o", "refresh=5,insecure,index_remote=0,source=/a,"
+				 "threads=true,allow_other", "-o", "source=/b", "/mnt", NULL };
+		struct fuse_args args = FUSE_ARGS_INIT(6, argv);
+
+		options_init(&o);
+		o.config = strdup("/nonexistent/leifs/config");
+		CHECK(options_parse(&args, &o) == 0);
+		CHECK(o.refresh == 5 && o.insecure == 1 && o.index_remote == 0);
+		CHECK(o.nsources == 2 && !strcmp(o.sources[1], "/b"));
+		CHECK(o.threads && !strcmp(o.threads, "true"));
+		/* libfuse's own option is left for libfuse */
+		CHECK(args.argc == 4 && !strcmp(args.argv[2], "allow_other"));
+		free(o.config);
+		o.config = NULL;
+		setenv("XDG_CONFIG_HOME", "/nonexistent", 1);
+		CHECK(options_load_config(&o) == 0);
+		CHECK(o.refresh == 5 && o.timeout == 30 && o.max_message == 64L << 20);
+		options_free(&o);
+		fuse_opt_free_args(&args);
+	}
+}
+
 int main(void)
 {
 	test_names();
 	test_validate();
+	test_prefixes();
 	test_incremental();
 	test_mboxrd();
 	test_mboxrd_long_from();
 	test_gunzip();
 	test_config();
 	test_settings();
+	test_options();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
