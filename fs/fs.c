@@ -370,7 +370,7 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
 			return EINVAL;
 		if ((err = file_node_name(n, &name)))
 			return err;
-		err = cache_file_truncate(views_cache(v), n->vid, name, (uint64_t)size);
+		err = views_file_truncate(v, n->vid, name, (uint64_t)size);
 		free(name);
 		if (err)
 			return err;
@@ -741,7 +741,7 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (p->kind == N_VIEW && viewnames_client_file(name)) {
-		err = cache_file_remove(views_cache(V(req)), p->vid, name);
+		err = views_file_remove(V(req), p->vid, name);
 	} else if (p->kind == N_VIEW && !strcmp(name, ".config")) {
 		char why[256];
 
@@ -756,8 +756,8 @@ static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_VIEW ?
 		      EPERM : EROFS;
 	} else if (!(err = find_msg(V(req), p, name, &e))) {
-		err = cache_entry_update(views_cache(V(req)), p->vid, e.oid,
-					 CACHE_HIDDEN, e.flags, e.uid);
+		err = views_msg_move(V(req), p->vid, e.oid, CACHE_HIDDEN, e.flags,
+				     e.uid);
 	}
 	node_put(p);
 	fuse_reply_err(req, err);
@@ -791,7 +791,7 @@ static int rename_onto(views_t *v, const struct node *p, const char *name, int k
 	}
 	free(text);
 	if (!err)
-		err = cache_file_remove(views_cache(v), p->vid, name);
+		err = views_file_remove(v, p->vid, name);
 	if (!err) {
 		/* the kernel drops the replaced inode: the name gets a new one */
 		node_file_gone(p->vid, name);
@@ -822,7 +822,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 		if ((flags & RENAME_NOREPLACE) &&
 		    !cache_file_stat(views_cache(v), p->vid, newname, &len, &mtime))
 			return EEXIST;
-		if ((err = cache_file_rename(views_cache(v), p->vid, name, newname)))
+		if ((err = views_file_rename(v, p->vid, name, newname)))
 			return err;
 		return node_rename_file(p->vid, name, newname);
 	}
@@ -848,8 +848,8 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 		if (!find_msg(v, np, newname, &cur))
 			return EEXIST;
 	}
-	return cache_entry_update(views_cache(v), p->vid, e.oid,
-				  np->kind == N_CUR ? CACHE_CUR : CACHE_NEW, to.flags, to.uid);
+	return views_msg_move(v, p->vid, e.oid, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
+			      to.flags, to.uid);
 }
 
 static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -891,9 +891,8 @@ static int do_create(views_t *v, fuse_ino_t parent, const char *name,
 		err = p->kind == N_QUERIES || p->kind == N_THREADS ? EPERM : EROFS;
 	} else if (!(err = fs_node_view(v, p, &cv))) {
 		cache_view_release(&cv);
-		err = cache_file_create(views_cache(v), p->vid, name, !!(fi->flags & O_EXCL));
-		if (!err && (fi->flags & O_TRUNC))
-			err = cache_file_truncate(views_cache(v), p->vid, name, 0);
+		err = views_file_create(v, p->vid, name, !!(fi->flags & O_EXCL),
+					!!(fi->flags & O_TRUNC));
 		if (!err)
 			err = do_lookup(v, p, name, ep);
 	}
@@ -1074,7 +1073,7 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 			return EINVAL;
 		if ((err = file_node_name(n, &name)))
 			return err;
-		err = cache_file_write(views_cache(v), n->vid, name, (uint64_t)off, buf, size);
+		err = views_file_write(v, n->vid, name, (uint64_t)off, buf, size);
 		free(name);
 		return err;
 	case N_REFRESH:

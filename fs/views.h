@@ -1,6 +1,8 @@
 /*
  * views: a view's life and refresh policy; the one place that calls query,
- * net and cache together.  fs/ calls it and never reaches net/ or query/.
+ * net and cache together.  fs/ calls it and never reaches net/ or query/;
+ * fs.c reads the cache directly (cache.h, through views_cache), but every
+ * write it makes goes through here.
  *
  * State machine per view: new (never searched) -> refreshing -> fresh or
  * failed -> refreshing ...  A listing calls views_listing(): when the last
@@ -109,6 +111,20 @@ int views_thread_mid(const char *key, char **mid);
 /* rmdir (and the end of rm -rf): the view's running search stops and
  * nothing more is written under it; then it goes with all it holds. */
 int views_remove(views_t *v, const char *name);
+/* view-files.c: a user's writes in view `vid`, each one cache transaction
+ * (cache.h says what each answers).  A message moved (to CACHE_CUR or
+ * CACHE_NEW, with new flags and name tag) or unlinked (CACHE_HIDDEN): */
+int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where,
+		   uint32_t flags, uint32_t uid);
+/* a client file of the view: made (EEXIST if there and excl; emptied if
+ * trunc), written, cut, removed, renamed (replacing `to`) */
+int views_file_create(views_t *v, uint64_t vid, const char *name, int excl, int trunc);
+int views_file_write(views_t *v, uint64_t vid, const char *name, uint64_t off,
+		     const char *buf, size_t len);
+int views_file_truncate(views_t *v, uint64_t vid, const char *name, uint64_t len);
+int views_file_remove(views_t *v, uint64_t vid, const char *name);
+int views_file_rename(views_t *v, uint64_t vid, const char *from, const char *to);
+
 /* VIEW/.unhide: the blob ids of the messages unlinked from the view, a
  * line each (malloc'd); and bring back "all" of them or those named, a
  * line each (a blob id, or a message file name holding one), where they
