@@ -17,16 +17,7 @@ n=0
 # new_mail SUBJECT: a fresh message for linux-rtc, delivered with public-inbox-mda
 new_mail() {
 	n=$((n + 1))
-	cat >"$TRASH/new-$n.eml" <<EOM
-From: Test Sender <sender@example.org>
-To: linux-rtc@vger.kernel.org
-Subject: $1
-Date: $(date -R)
-Message-ID: <leifs-new-$n-$$@example.org>
-
-A new message, number $n.
-EOM
-	pi_add "$W" linux-rtc "$TRASH/new-$n.eml" "$TRASH"
+	pi_post "$W" "$TRASH" "$1" "leifs-new-$n-$$@example.org"
 }
 status() { sed -n "s/^$2: //p" "$1/.status"; }
 

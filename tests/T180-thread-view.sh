@@ -19,22 +19,7 @@ thread_oids() {
 }
 status() { sed -n "s/^$2: //p" "$1/.status"; }
 # reply TO-ID NEW-ID SUBJECT: deliver a reply to linux-rtc
-nreply=0
-reply() {
-	nreply=$((nreply + 1))
-	cat >"$TRASH/reply-$nreply.eml" <<EOM
-From: Test Sender <sender@example.org>
-To: linux-rtc@vger.kernel.org
-Subject: $3
-Date: $(date -R)
-Message-ID: <$2>
-In-Reply-To: <$1>
-References: <$1>
-
-A reply to $1.
-EOM
-	pi_add "$W" linux-rtc "$TRASH/reply-$nreply.eml" "$TRASH"
-}
+reply() { pi_post "$W" "$TRASH" "$3" "$2" "$1"; }
 
 test_expect_success 'a public-inbox of its own (replies are added to it)' '
 	python3 "$TEST_DIR/gen-mail.py" -s 3 -n 20 mail >/dev/null &&

@@ -56,6 +56,19 @@ pi_add() {
 	return 0
 }
 
+# pi_post INBOXES RUN SUBJECT MSGID [PARENT-MSGID]: a message to linux-rtc
+# (a reply to PARENT if given), delivered as pi_add does
+pi_post() {
+	local w=$1 run=$2 f
+	f="$run/post-$(printf %s "$4" | tr -c 'A-Za-z0-9.@-' _).eml"
+	{
+		printf 'From: Test Sender <sender@example.org>\nTo: linux-rtc@vger.kernel.org\n'
+		printf 'Subject: %s\nDate: %s\nMessage-ID: <%s>\n' "$3" "$(date -R)" "$4"
+		[ -z "${5:-}" ] || printf 'In-Reply-To: <%s>\nReferences: <%s>\n' "$5" "$5"
+		printf '\nA message posted by the test: %s.\n' "$3"
+	} >"$f" && pi_add "$w" linux-rtc "$f" "$run"
+}
+
 # lei, isolated: its own HOME and XDG dirs under $TRASH/lei-home
 lei_q() {
 	local url=$1 out=$2 q=$3
