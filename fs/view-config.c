@@ -199,7 +199,7 @@ static void *apply_later(void *arg)
 	until.tv_nsec %= 1000000000L;
 	pthread_mutex_lock(&v->lock);
 	while (!atomic_load(&v->stop) &&
-	       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
+	       pthread_cond_timedwait(&v->wake, &v->lock, &until) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&v->lock);
 	/* a text staged after this one waits until this one is stored */
@@ -221,8 +221,8 @@ static void *apply_later(void *arg)
 	free(name);
 	pthread_mutex_lock(&v->lock);
 	live_put(st->l);
-	v->running--;
-	pthread_cond_broadcast(&v->done);
+	v->appliers--;
+	pthread_cond_broadcast(&v->refreshed);
 	pthread_mutex_unlock(&v->lock);
 	free(st);
 	return NULL;
@@ -309,7 +309,7 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, apply_later, st) == 0) {
 		l->refs++;      /* the staging thread's */
-		v->running++;
+		v->appliers++;
 		st = NULL;
 	} else if (!err) {
 		err = EAGAIN;

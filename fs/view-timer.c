@@ -145,7 +145,7 @@ static void *timer_thread(void *arg)
 		until.tv_sec += 1;
 		pthread_mutex_lock(&v->lock);
 		while (!atomic_load(&v->stop) &&
-		       pthread_cond_timedwait(&v->done, &v->lock, &until) != ETIMEDOUT)
+		       pthread_cond_timedwait(&v->wake, &v->lock, &until) != ETIMEDOUT)
 			;
 		pthread_mutex_unlock(&v->lock);
 	}

@@ -99,9 +99,17 @@ struct views {
 	pthread_mutex_t apply;  /* a staged .config is applied by one thread at
 				 * a time, so the last staged is applied last;
 				 * taken before lock */
-	pthread_cond_t done;    /* a refresh ended */
+	/* each condition variable is one event, all under lock: */
+	pthread_cond_t refreshed; /* a refresh ended (listings wait for it),
+				 * or a worker or applier thread is done
+				 * (views_close waits for none left) */
+	pthread_cond_t wake;    /* stop, or a waiting listing interrupted:
+				 * the timer and staged .config waits look */
+	pthread_cond_t done;    /* indexer jobs queued, or stop (view-local.c) */
 	struct live *live;      /* protected by lock */
-	int running;            /* refresh workers; protected by lock */
+	int workers;            /* refresh worker threads (max_refreshes);
+				 * protected by lock */
+	int appliers;           /* staged .config threads; protected by lock */
 	struct live *queue, **queue_end; /* refreshes waiting for a worker, in
 				 * order (each holds a reference); lock */
 	atomic_int stop;

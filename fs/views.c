@@ -60,6 +60,8 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&v->done, &ca);
+	pthread_cond_init(&v->refreshed, &ca);
+	pthread_cond_init(&v->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	*out = v;
 	return 0;
@@ -79,13 +81,14 @@ void views_close(views_t *v)
 		return;
 	atomic_store(&v->stop, 1);
 	pthread_mutex_lock(&v->lock);
-	pthread_cond_broadcast(&v->done);       /* wakes the timer */
+	pthread_cond_broadcast(&v->wake);       /* the timer, staged .config */
+	pthread_cond_broadcast(&v->refreshed);  /* waiting listings */
 	pthread_mutex_unlock(&v->lock);
 	if (v->timer_running)
 		pthread_join(v->timer, NULL);
 	pthread_mutex_lock(&v->lock);
-	while (v->running)
-		pthread_cond_wait(&v->done, &v->lock);
+	while (v->workers || v->appliers)
+		pthread_cond_wait(&v->refreshed, &v->lock);
 	while (v->queue) {              /* never run: unmounted first */
 		l = v->queue;
 		v->queue = l->qnext;
@@ -111,6 +114,8 @@ void views_close(views_t *v)
 	pthread_mutex_destroy(&v->lock);
 	pthread_mutex_destroy(&v->apply);
 	pthread_cond_destroy(&v->done);
+	pthread_cond_destroy(&v->refreshed);
+	pthread_cond_destroy(&v->wake);
 	free(v);
 }
 
@@ -341,10 +346,10 @@ static void *refresh_worker(void *arg)
 		} while (l->again && !atomic_load(&v->stop));
 		l->refreshing = 0;
 		live_put(l);
-		pthread_cond_broadcast(&v->done);
+		pthread_cond_broadcast(&v->refreshed);
 	}
-	v->running--;
-	pthread_cond_broadcast(&v->done);
+	v->workers--;
+	pthread_cond_broadcast(&v->refreshed);
 	pthread_mutex_unlock(&v->lock);
 	/* a search may have held a big message: give the memory back */
 	give_back_memory();
@@ -370,13 +375,13 @@ int start_refresh(views_t *v, struct live *l, int forced)
 	atomic_store(&l->progress, 0);
 	*v->queue_end = l;
 	v->queue_end = &l->qnext;
-	if (v->running >= v->o.max_refreshes)
+	if (v->workers >= v->o.max_refreshes)
 		return 0;       /* a worker takes it when it is done */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	err = pthread_create(&t, &attr, refresh_worker, v);
 	pthread_attr_destroy(&attr);
-	if (err && !v->running) {
+	if (err && !v->workers) {
 		/* no worker at all to take it: unqueue it (it is the last) */
 		struct live **p = &v->queue;
 
@@ -389,14 +394,15 @@ int start_refresh(views_t *v, struct live *l, int forced)
 		return err;
 	}
 	if (!err)
-		v->running++;
+		v->workers++;
 	return 0;
 }
 
 void views_wake(views_t *v)
 {
 	pthread_mutex_lock(&v->lock);
-	pthread_cond_broadcast(&v->done);
+	pthread_cond_broadcast(&v->refreshed);
+	pthread_cond_broadcast(&v->wake);
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -473,7 +479,7 @@ int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *fi
 			slice.tv_sec++;
 			slice.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&v->done, &v->lock, &slice);
+		pthread_cond_timedwait(&v->refreshed, &v->lock, &slice);
 	}
 	if (filling)
 		*filling = l->refreshing;

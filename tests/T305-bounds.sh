@@ -177,6 +177,24 @@ test_expect_success 'a view waiting for its turn says so in .status, then fills'
 '
 leifs_umount "$M"
 
+# a staged .config (applied once writes pause) is no refresh: it must not
+# take the one turn of max_refreshes=1, or a refresh asked meanwhile waits
+# for a worker that never comes
+python3 - >"$TRASH/turn.mbox" <<'EOPY'
+for i in range(8):
+    print('From mboxrd@z Thu Jan  1 00:00:00 1970\nFrom: A <a%d@example.org>\n'
+          'Subject: turn %d\nDate: Thu, 01 Oct 2026 10:00:%02d +0000\n'
+          'Message-ID: <turn-%d@example.org>\n\nbody\n' % (i, i, i, i))
+EOPY
+test_expect_success 'max_refreshes=1: a refresh asked while a .config is staged runs' '
+	leifs_mount "$M" -o "source=$TRASH/turn.mbox,cache=$C-stage,refresh=3600,max_refreshes=1" &&
+	V="$M/queries/s:turn" && mkdir "$V" && [ "$(ls "$V/cur" | wc -l)" -eq 8 ] &&
+	printf "[leifs]\n\tlimit = 3\n" >"$V/.config" && echo >"$V/.refresh" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\" && [ \$(find \"$V/cur\" \"$V/new\" -type f | wc -l) -eq 3 ]" &&
+	echo >"$V/.refresh" && test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\""
+'
+leifs_umount "$M"
+
 test_expect_success 'max_refreshes and host_refreshes are checked at mount' '
 	mkdir -p "$M" &&
 	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,max_refreshes=0" "$M" 2>err &&
