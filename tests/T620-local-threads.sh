@@ -201,6 +201,21 @@ test_expect_success 'after a remount: threads still whole, a reply delivered mea
 	conform_t "$M" "s:rtc"
 '
 
+# remote mail indexed in the background is threaded too: a cache:URL view
+# with threads = true answers as the server's t=1 over what it holds
+M3="$TRASH/mnt3"
+test_expect_success 'cache:URL with threads: the thread of a match, from the cache index' '
+	leifs_mount "$M3" -o "source=$RTC,cache=$TRASH/cache3,threads=true" &&
+	mkdir "$M3/queries/b:quagga" && ls "$M3/queries/b:quagga/cur" >/dev/null &&
+	[ "$(ls "$M3/queries/b:quagga/cur" | grep -c leifs)" = 4 ] &&
+	v="$M3/queries/b:late" && mkdir "$v" &&
+	printf "[leifs]\n\tsource = cache:%s\n\tthreads = true\n" "$RTC" >"$v/.config" &&
+	server_t_oids "b:late" >server.oids && [ "$(wc -l <server.oids)" = 4 ] &&
+	{ test_wait_for 30 "touch \"$v/.refresh\"; sleep 0.3; view_oids \"$v\" >leifs.oids; cmp -s server.oids leifs.oids" ||
+	  { cat "$v/.status"; diff server.oids leifs.oids; false; }; } &&
+	grep -q "^source: cache:$RTC: ok" "$v/.status"
+'
+
 test_expect_success 'the index: a reply before its parent, then a merge (index-tool)' '
 	rm -rf db && mkdir git && git init -q --bare git &&
 	index-tool add db r1.eml && index-tool tq db git "s:zebra" >t1 &&
