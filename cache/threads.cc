@@ -202,9 +202,12 @@ extern "C" int cache_index_thread_upgrade(cache_index_t *x,
 			t.skip_to(TID_TERM);
 			if (t != doc.termlist_end() && !strncmp((*t).c_str(), TID_TERM, 4))
 				continue;       /* threaded by a run cut short */
-			/* its own Message-IDs (Q terms) even if its bytes are gone */
-			for (t.skip_to("Q"); t != doc.termlist_end() && (*t)[0] == 'Q'; ++t)
-				ids.push_back((*t).substr(1));
+			/* its own Message-IDs (Q terms) even if its bytes are gone
+			 * (a new iterator: skip_to only goes forward) */
+			Xapian::TermIterator q = doc.termlist_begin();
+
+			for (q.skip_to("Q"); q != doc.termlist_end() && (*q)[0] == 'Q'; ++q)
+				ids.push_back((*q).substr(1));
 			if (index_unhex(doc.get_data(), oid) && !get(arg, oid, &raw, &len)) {
 				struct term_doc td;
 

@@ -201,6 +201,50 @@ test_expect_success 'after a remount: threads still whole, a reply delivered mea
 	conform_t "$M" "s:rtc"
 '
 
+# an index as a leifs without thread ids left it: no thread term, value or
+# metadata (Search::Xapian, public-inbox's own binding, takes them away)
+unthread() {
+	perl -e '
+use strict;
+use Search::Xapian qw(:standard);
+my $db = Search::Xapian::WritableDatabase->new($ARGV[0], DB_OPEN);
+my (@ids, %mids);
+for (my $it = $db->postlist_begin(""); $it != $db->postlist_end(""); $it++) {
+	push @ids, $it->get_docid;
+}
+for my $id (@ids) {
+	my $doc = $db->get_document($id);
+	my @rm;
+	for (my $t = $doc->termlist_begin; $t != $doc->termlist_end; $t++) {
+		my $n = $t->get_termname;
+		push @rm, $n if $n =~ /^XTID/;
+		$mids{substr($n, 1)} = 1 if $n =~ /^Q/;
+	}
+	$doc->remove_term($_) for @rm;
+	$doc->remove_value(5);
+	$db->replace_document($id, $doc);
+}
+my $next = $db->get_metadata("leifs:tid-next") || 0;
+$db->set_metadata("leifs:fwd:$_", "") for 1..$next;
+$db->set_metadata("leifs:mid:=$_", "") for keys %mids;
+$db->set_metadata("leifs:$_", "") for qw(tid-next threads);
+$db->commit;
+' "$1"
+}
+
+test_expect_success 'an index made before thread ids is threaded at its first open' '
+	leifs_umount "$M" &&
+	for d in "$TRASH"/cache/index/*/; do unthread "$d" || return 1; done &&
+	index-tool tq "$TRASH"/cache/index/*/ "$TRASH/cache/dates.git" "b:late" >tq &&
+	[ "$(wc -l <tq)" = 1 ] &&
+	leifs_mount "$M" -o "source=$INBOX,cache=$TRASH/cache,threads=true,refresh=3600" &&
+	conform_t "$M" "b:late" && [ "$(cat "$TRASH/last-count")" = 4 ] &&
+	conform_t "$M" "b:\"joins them\"" && [ "$(cat "$TRASH/last-count")" = 5 ] &&
+	conform_t "$M" "b:\"other side\"" && [ "$(cat "$TRASH/last-count")" = 3 ] &&
+	conform_t "$M" "f:belloni" &&
+	grep -q "messages threaded" "$TRASH/leifs.log"
+'
+
 # remote mail indexed in the background is threaded too: a cache:URL view
 # with threads = true answers as the server's t=1 over what it holds
 M3="$TRASH/mnt3"
