@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unordered_set>
 
 #include "cache/index-private.hh"
 #include "query/qparser.hh"
@@ -282,7 +283,7 @@ static void add_found(cache_index_t *x, Xapian::docid d, int hit, std::vector<fo
 static void expand(cache_index_t *x, const std::vector<Xapian::docid> &hits, std::vector<found> &out)
 {
 	std::vector<Xapian::docid> sorted(hits);
-	std::vector<std::string> seen;
+	std::unordered_set<std::string> seen;
 
 	std::sort(sorted.begin(), sorted.end());
 	for (Xapian::docid d : hits) {
@@ -292,9 +293,8 @@ static void expand(cache_index_t *x, const std::vector<Xapian::docid> &hits, std
 			add_found(x, d, 1, out);
 			continue;
 		}
-		if (std::find(seen.begin(), seen.end(), tid) != seen.end())
-			continue;
-		seen.push_back(tid);
+		if (!seen.insert(tid).second)
+			continue;       /* its thread is out already */
 		std::string term = thread_term(tid);
 
 		for (Xapian::PostingIterator p = x->db.postlist_begin(term);

@@ -336,7 +336,7 @@ static int add_hit(void *arg, const unsigned char *oid)
 
 	if (atomic_load(&h->v->stop))
 		return ECANCELED;       /* shutdown: at once */
-	err = cache_batch_add_stored(h->batch, oid);
+	err = cache_batch_add_stored_flags(h->batch, oid, h->hit_flags);
 
 	if (err == ENOENT)
 		return 0;       /* indexed, but its import did not commit: next time */
@@ -425,10 +425,14 @@ static int import_msg(void *arg, const char *raw, size_t len)
 
 /* bring the index up to date with the archive */
 static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res,
-		  uint64_t *imported, const char *peek_q, cache_batch_t *view_batch)
+		  uint64_t *imported, const char *peek_q, cache_batch_t *view_batch,
+		  uint32_t hit_flags)
 {
+	/* a peek's hits are flagged as the search's (flag-hits): the
+	 * search after it finds them in the view, and leaves them be */
 	struct importer im = { .l = l, .progress = progress, .peek_q = peek_q,
-			       .peek = { .v = v, .batch = view_batch }, .next_peek = PEEK_FIRST };
+			       .peek = { .v = v, .batch = view_batch, .hit_flags = hit_flags },
+			       .next_peek = PEEK_FIRST };
 	struct cache_view sv = { 0 };
 	char *name = NULL, *pos = NULL, *next = NULL, priv[4096];
 	size_t plen = 0;
@@ -508,6 +512,13 @@ int view_local_search(views_t *v, const char *spec, const char *query, int threa
 
 	memset(res, 0, sizeof(*res));
 	*imported = 0;
+	/* lei q -tt (LeiXSearch.pm query_one_mset): the hits of a local
+	 * source are flagged, the rest of their threads not.  Every hit, as
+	 * lei-q(1) says ("flag the actual matches"): lei itself flags only
+	 * the newest hit of each thread, the one its mset keeps when it
+	 * collapses on THREADID (Search.pm mset) */
+	if (threads == THREADS_FLAG_HITS && cache_flags_parse("F", &h.hit_flags))
+		h.hit_flags = 0;
 	/* resolved first: a long import runs it over what it has indexed */
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
 	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
@@ -524,7 +535,7 @@ int view_local_search(views_t *v, const char *spec, const char *query, int threa
 		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
 			goto out;
 	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
-		   (err = import(v, l, progress, res, imported, q, batch))) {
+		   (err = import(v, l, progress, res, imported, q, batch, h.hit_flags))) {
 		goto out;
 	}
 	read_bytes = res->bytes;
@@ -539,10 +550,6 @@ int view_local_search(views_t *v, const char *spec, const char *query, int threa
 		res->messages = 0;
 		goto out;
 	}
-	/* lei q -tt (LeiXSearch.pm query_one_mset): the hits of a local
-	 * source are flagged, the rest of their threads not */
-	if (threads == THREADS_FLAG_HITS && cache_flags_parse("F", &h.hit_flags))
-		h.hit_flags = 0;
 	/* the whole thread of every match, as public-inbox-httpd's t=1: a
 	 * new reply in the thread of an earlier match comes with the next
 	 * refresh (a local search is never bounded by dt:) */
