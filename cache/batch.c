@@ -23,6 +23,7 @@ struct item {
 	char *raw;      /* NULL when the store already has the bytes */
 	int borrowed;   /* raw is the caller's (a big message, see add) */
 	int touch;      /* the view has it: only mark it seen (full search) */
+	uint32_t flags; /* maildir flags of a new entry (flag-hits' F) */
 };
 
 struct cache_batch {
@@ -37,6 +38,7 @@ struct cache_batch {
 	size_t n, cap, bytes;
 	uint64_t added, known;
 	uint64_t lookups;
+	uint32_t next_flags;    /* for the item cache_batch_add queues next */
 	int64_t delta[3];       /* entries added by where, in the flush's txn */
 };
 
@@ -144,7 +146,7 @@ static void dedupe_key(cache_batch_t *b, struct item *it, const char *raw, size_
 
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 {
-	struct item it = { .len = len };
+	struct item it = { .len = len, .flags = b->next_flags };
 	int stored, rc;
 
 	cache_oid(raw, len, it.oid);
@@ -208,6 +210,11 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 
 int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid)
 {
+	return cache_batch_add_stored_flags(b, oid, 0);
+}
+
+int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uint32_t flags)
+{
 	struct item it = { 0 };
 	size_t len;
 	char *raw;
@@ -227,7 +234,9 @@ int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid)
 		return ENOENT;
 	if ((rc = cache_msg_get(b->c, oid, &raw, &len)))
 		return rc;
+	b->next_flags = flags;
 	rc = cache_batch_add(b, raw, len);
+	b->next_flags = 0;
 	free(raw);
 	return rc;
 }
@@ -258,7 +267,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	MDB_val k = { sizeof(ekey), ekey }, d;
 	struct entry_rec er = {
 		.date = it->date, .size = it->len, .gen = b->gen,
-		.where = b->to_cur ? CACHE_CUR : CACHE_NEW,
+		.where = b->to_cur ? CACHE_CUR : CACHE_NEW, .flags = it->flags,
 	};
 	int rc;
 

@@ -159,6 +159,10 @@ GByteArray *cache_part_body(GMimePart *part);
  * what is beyond is never decoded */
 GByteArray *cache_part_body_max(GMimePart *part, size_t max, int *cut);
 void cache_extract_ids(const char *v, GPtrArray *out, GHashTable *seen);
+/* threadrefs.c: append the ids the message is threaded by to d->refs
+ * (ENOMEM in d->err) */
+struct term_doc;
+void term_refs(struct term_doc *d, GMimeObject *o);
 
 /* `git patch-id --stable` of a body (patchid.c); ENOENT: no patch in it */
 int cache_patch_id(const char *text, size_t len, char hex[41]);

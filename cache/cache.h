@@ -316,6 +316,11 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
 /* The same for a message the store has (a local index's hit): cheap when
  * the view has it; ENOENT if the store does not. */
 int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid);
+/* The same, and a message that becomes an entry now gets maildir flags
+ * `flags` (lei q -tt's flagged hits).  One the view holds, or that comes
+ * back to it with the state the user left it in, keeps its flags: the
+ * user's state is never overwritten. */
+int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uint32_t flags);
 int cache_batch_flush(cache_batch_t *b);
 /* Messages that became entries so far, and those skipped as known. */
 uint64_t cache_batch_added(const cache_batch_t *b);

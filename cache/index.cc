@@ -2,19 +2,16 @@
  * The Xapian index of a source (index.h): documents as SearchIdx.pm makes
  * them (terms.h), queries as Search.pm parses them (query/qparser.hh).
  */
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <string>
-#include <vector>
+#include <unordered_set>
 
-#include <xapian.h>
-
+#include "cache/index-private.hh"
 #include "query/qparser.hh"
 
 extern "C" {
-#include "cache/index.h"
 #include "cache/terms.h"
 }
 
@@ -23,14 +20,7 @@ extern "C" {
 /* uncommitted documents before the index commits by itself (memory bound) */
 #define AUTOCOMMIT 500
 
-struct cache_index {
-	std::mutex lock;
-	Xapian::WritableDatabase db;    /* protected by lock */
-	Xapian::TermGenerator tg;       /* protected by lock */
-	unsigned pending = 0;           /* protected by lock */
-};
-
-static std::string hex(const unsigned char *oid)
+std::string index_hex(const unsigned char *oid)
 {
 	static const char x[] = "0123456789abcdef";
 	std::string s;
@@ -42,7 +32,7 @@ static std::string hex(const unsigned char *oid)
 	return s;
 }
 
-static int say(char *why, size_t whylen, const Xapian::Error &e)
+int index_say(char *why, size_t whylen, const Xapian::Error &e)
 {
 	if (why && whylen)
 		snprintf(why, whylen, "index: %s: %s", e.get_type(), e.get_msg().c_str());
@@ -68,10 +58,12 @@ extern "C" int cache_index_open(const char *dir, cache_index_t **out, char *why,
 			throw;
 		}
 		x->tg.set_stemmer(Xapian::Stem("english"));
+		if (!x->db.get_doccount())
+			thread_init(x);
 		*out = x;
 		return 0;
 	} catch (const Xapian::Error &e) {
-		return say(why, whylen, e);
+		return index_say(why, whylen, e);
 	} catch (const std::bad_alloc &) {
 		return ENOMEM;
 	}
@@ -95,10 +87,10 @@ extern "C" int cache_index_has(cache_index_t *x, const unsigned char *oid, int *
 	try {
 		std::lock_guard<std::mutex> g(x->lock);
 
-		*has = x->db.term_exists(OID_TERM + hex(oid));
+		*has = x->db.term_exists(OID_TERM + index_hex(oid));
 		return 0;
 	} catch (const Xapian::Error &e) {
-		return say(nullptr, 0, e);
+		return index_say(nullptr, 0, e);
 	}
 }
 
@@ -106,7 +98,7 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 			       size_t len, int *added, char *why, size_t whylen)
 {
 	struct term_doc td;
-	std::string key = OID_TERM + hex(oid);
+	std::string key = OID_TERM + index_hex(oid);
 	int err;
 
 	if (added)
@@ -130,7 +122,7 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 		doc.add_value(QV_YYYYMMDD, Xapian::sortable_serialise(td.yyyymmdd));
 		doc.add_value(QV_DT, Xapian::sortable_serialise(td.dt));
 		doc.add_value(QV_BYTES, Xapian::sortable_serialise(td.bytes));
-		doc.set_data(hex(oid));
+		doc.set_data(index_hex(oid));
 		doc.add_boolean_term(key);
 		std::lock_guard<std::mutex> g(x->lock);
 
@@ -166,14 +158,28 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 			}
 			dup = true;
 		}
-		cache_terms_free(&td);
 		if (dup) {
+			cache_terms_free(&td);
 			if (added)
 				*added = 2;
 			return 0;
 		}
-		if (x->db.term_exists(key))     /* another thread won */
+		if (x->db.term_exists(key)) {   /* another thread won */
+			cache_terms_free(&td);
 			return 0;
+		}
+		/* OverIdx.pm add_over: its Message-IDs and references
+		 * make its thread (only a document indexed is threaded, as
+		 * public-inbox threads only what it keeps) */
+		std::vector<std::string> ids;
+
+		for (size_t i = 0; i < td.n; i++)
+			if (td.f[i].kind == TERM_BOOL && !strcmp(td.f[i].prefix, "Q"))
+				ids.push_back(td.f[i].text);
+		for (size_t i = 0; i < td.nrefs; i++)
+			ids.push_back(td.refs[i]);
+		cache_terms_free(&td);
+		thread_mark(doc, thread_link(x, ids));
 		x->db.add_document(doc);
 		if (added)
 			*added = 1;
@@ -184,7 +190,7 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 		return 0;
 	} catch (const Xapian::Error &e) {
 		cache_terms_free(&td);
-		return say(why, whylen, e);
+		return index_say(why, whylen, e);
 	} catch (const std::bad_alloc &) {
 		cache_terms_free(&td);
 		return ENOMEM;
@@ -200,7 +206,7 @@ extern "C" int cache_index_commit(cache_index_t *x, char *why, size_t whylen)
 		x->pending = 0;
 		return 0;
 	} catch (const Xapian::Error &e) {
-		return say(why, whylen, e);
+		return index_say(why, whylen, e);
 	}
 }
 
@@ -215,7 +221,7 @@ extern "C" uint64_t cache_index_count(cache_index_t *x)
 	}
 }
 
-static int unhex(const std::string &s, unsigned char *oid)
+int index_unhex(const std::string &s, unsigned char *oid)
 {
 	if (s.size() != 40)
 		return 0;
@@ -232,46 +238,122 @@ static int unhex(const std::string &s, unsigned char *oid)
 	return 1;
 }
 
-extern "C" int cache_index_search(cache_index_t *x, const char *query,
-				  int (*fn)(void *arg, const unsigned char *oid), void *arg,
-				  char *why, size_t whylen)
+/* The query's matches, newest first (docid order, as Mbox.pm's
+ * relevance -2), lock held. */
+static std::vector<Xapian::docid> matches(cache_index_t *x, const char *query)
 {
-	std::vector<unsigned char> oids;
+	Xapian::QueryParser qp;
+	Xapian::Enquire enq(x->db);
+	Xapian::doccount total = x->db.get_doccount();
+	std::vector<Xapian::docid> ids;
+
+	query_parser(qp, x->db);
+	/* Mbox.pm mbox_all: an empty query is every message */
+	Xapian::Query q = strspn(query, " \t\r\n") == strlen(query) ?
+		Xapian::Query::MatchAll : qp.parse_query(query, QUERY_FLAGS);
+	enq.set_query(q);
+	enq.set_weighting_scheme(Xapian::BoolWeight());
+	enq.set_docid_order(Xapian::Enquire::DESCENDING);
+	Xapian::MSet ms = enq.get_mset(0, total ? total : 1);
+
+	ids.reserve(ms.size());
+	for (Xapian::MSetIterator i = ms.begin(); i != ms.end(); ++i)
+		ids.push_back(*i);
+	return ids;
+}
+
+/* one answer's message: its blob id, and whether the query found it */
+struct found {
+	unsigned char oid[20];
+	int hit;
+};
+
+static void add_found(cache_index_t *x, Xapian::docid d, int hit, std::vector<found> &out)
+{
+	found f;
+
+	f.hit = hit;
+	if (index_unhex(x->db.get_document(d).get_data(), f.oid))
+		out.push_back(f);
+}
+
+/* whole threads (Mbox.pm results_thread_cb, Over.pm expand_thread): for
+ * each match, newest first, every message of its thread not sent yet, in
+ * the order they were indexed (num ASC); lock held */
+static void expand(cache_index_t *x, const std::vector<Xapian::docid> &hits, std::vector<found> &out)
+{
+	std::vector<Xapian::docid> sorted(hits);
+	std::unordered_set<std::string> seen;
+
+	std::sort(sorted.begin(), sorted.end());
+	for (Xapian::docid d : hits) {
+		std::string tid = x->db.get_document(d).get_value(QV_THREADID);
+
+		if (tid.empty()) {      /* not threaded (cannot be after the upgrade) */
+			add_found(x, d, 1, out);
+			continue;
+		}
+		if (!seen.insert(tid).second)
+			continue;       /* its thread is out already */
+		std::string term = thread_term(tid);
+
+		for (Xapian::PostingIterator p = x->db.postlist_begin(term);
+		     p != x->db.postlist_end(term); ++p)
+			add_found(x, *p, std::binary_search(sorted.begin(), sorted.end(), *p), out);
+	}
+}
+
+extern "C" int cache_index_search_threads(cache_index_t *x, const char *query, int threads,
+					  int (*fn)(void *arg, const unsigned char *oid, int hit),
+					  void *arg, char *why, size_t whylen)
+{
+	std::vector<found> out;
 
 	if (why && whylen)
 		why[0] = '\0';
 	try {
 		std::lock_guard<std::mutex> g(x->lock);
-		Xapian::QueryParser qp;
-		Xapian::Enquire enq(x->db);
-		Xapian::doccount total = x->db.get_doccount();
+		std::vector<Xapian::docid> hits = matches(x, query);
 
-		query_parser(qp, x->db);
-		/* Mbox.pm mbox_all: an empty query is every message */
-		Xapian::Query q = strspn(query, " \t\r\n") == strlen(query) ?
-			Xapian::Query::MatchAll : qp.parse_query(query, QUERY_FLAGS);
-		enq.set_query(q);
-		enq.set_weighting_scheme(Xapian::BoolWeight());
-		enq.set_docid_order(Xapian::Enquire::DESCENDING);
-		Xapian::MSet ms = enq.get_mset(0, total ? total : 1);
-
-		oids.reserve(ms.size() * 20);
-		for (Xapian::MSetIterator i = ms.begin(); i != ms.end(); ++i) {
-			unsigned char oid[20];
-
-			if (unhex(i.get_document().get_data(), oid))
-				oids.insert(oids.end(), oid, oid + 20);
+		if (threads) {
+			expand(x, hits, out);
+		} else {
+			out.reserve(hits.size());
+			for (Xapian::docid d : hits)
+				add_found(x, d, 1, out);
 		}
 	} catch (const Xapian::Error &e) {
-		return say(why, whylen, e);
+		return index_say(why, whylen, e);
 	} catch (const std::bad_alloc &) {
 		return ENOMEM;
 	}
-	for (size_t i = 0; i < oids.size(); i += 20) {
-		int err = fn(arg, &oids[i]);
+	/* the callbacks write the cache: no lock of the index held */
+	for (const found &f : out) {
+		int err = fn(arg, f.oid, f.hit);
 
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+struct plain {
+	int (*fn)(void *arg, const unsigned char *oid);
+	void *arg;
+};
+
+static int plain_hit(void *arg, const unsigned char *oid, int)
+{
+	plain *p = static_cast<plain *>(arg);
+
+	return p->fn(p->arg, oid);
+}
+
+extern "C" int cache_index_search(cache_index_t *x, const char *query,
+				  int (*fn)(void *arg, const unsigned char *oid), void *arg,
+				  char *why, size_t whylen)
+{
+	plain p = { fn, arg };
+
+	return cache_index_search_threads(x, query, 0, plain_hit, &p, why, whylen);
 }

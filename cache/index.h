@@ -48,6 +48,27 @@ int cache_index_search(cache_index_t *x, const char *query,
 		       int (*fn)(void *arg, const unsigned char *oid), void *arg,
 		       char *why, size_t whylen);
 
+/* Threads (threads.cc): every document has the thread id public-inbox's
+ * OverIdx.pm would give it (ids from Message-ID, References and
+ * In-Reply-To; ghosts for parents not indexed yet; threads merged when a
+ * message links them), kept in the index and committed with it.
+ * cache_index_search_threads with `threads` runs the query and answers
+ * every message of the matches' threads, as public-inbox-httpd's t=1
+ * (Mbox.pm results_thread_cb): thread by thread, the newest match's
+ * first, each in indexing order; `hit` is 1 for a message the query
+ * itself found.  Without `threads` it is cache_index_search. */
+int cache_index_search_threads(cache_index_t *x, const char *query, int threads,
+			       int (*fn)(void *arg, const unsigned char *oid, int hit),
+			       void *arg, char *why, size_t whylen);
+/* An index made before thread ids: thread every document, once, reading
+ * its message with get (0, or an errno: the message is gone and only its
+ * own Message-IDs thread it); a no-op for a threaded index.  *threaded:
+ * the documents threaded now. */
+int cache_index_thread_upgrade(cache_index_t *x,
+			       int (*get)(void *arg, const unsigned char *oid, char **raw,
+					  size_t *len),
+			       void *arg, uint64_t *threaded, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

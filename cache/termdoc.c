@@ -45,5 +45,8 @@ void cache_terms_free(struct term_doc *d)
 	for (i = 0; i < d->n; i++)
 		free(d->f[i].text);
 	free(d->f);
+	for (i = 0; i < d->nrefs; i++)
+		free(d->refs[i]);
+	free(d->refs);
 	memset(d, 0, sizeof(*d));
 }

@@ -476,6 +476,28 @@ int cache_terms(const char *raw, size_t len, struct term_doc *d)
 	if (msg->mime_part)
 		walk(d, msg->mime_part, 0, &budget);
 	index_ids(d, top);
+	term_refs(d, top);
+	cache_mail_done(msg, hold);
+	if (d->err) {
+		cache_terms_free(d);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+int cache_thread_ids(const char *raw, size_t len, struct term_doc *d)
+{
+	GByteArray *hold;
+	GMimeMessage *msg;
+
+	memset(d, 0, sizeof(*d));
+	msg = cache_mail_parse(raw, len, &hold);
+	if (!msg) {
+		cache_mail_done(NULL, hold);
+		return EINVAL;
+	}
+	index_ids(d, GMIME_OBJECT(msg));
+	term_refs(d, GMIME_OBJECT(msg));
 	cache_mail_done(msg, hold);
 	if (d->err) {
 		int err = d->err;

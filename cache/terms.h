@@ -37,6 +37,10 @@ struct term_doc {
 	size_t n, cap;
 	/* the values public-inbox sets (Search.pm TS, YYYYMMDD, DT, BYTES) */
 	double ts, yyyymmdd, dt, bytes;
+	/* the ids it is threaded by (threadrefs.c): References then
+	 * In-Reply-To, as parse_references keeps them; owned */
+	char **refs;
+	size_t nrefs;
 	int err;                /* ENOMEM met while adding */
 	size_t text_left;       /* bytes of body text still indexed */
 };
@@ -50,6 +54,9 @@ struct term_doc {
 /* Build the document of a raw message.  EINVAL if gmime cannot parse it. */
 int cache_terms(const char *raw, size_t len, struct term_doc *d);
 void cache_terms_free(struct term_doc *d);
+/* Only what threading needs (its Q terms and refs), for documents indexed
+ * before thread ids were (index.cc's upgrade).  EINVAL as above. */
+int cache_thread_ids(const char *raw, size_t len, struct term_doc *d);
 
 /* For terms.c and diffterms.c (termdoc.c): append a field (text copied,
  * len bytes); a term longer than Xapian takes is left out. */

@@ -73,6 +73,30 @@ static void index_dir(views_t *v, const char *spec, char *dir, size_t len)
 	snprintf(dir, len, "%s/index/%s", v->o.cache_dir, hex);
 }
 
+static int get_stored(void *arg, const unsigned char *oid, char **raw, size_t *len)
+{
+	return cache_msg_get(arg, oid, raw, len);
+}
+
+/* An index made before thread ids gets them now, once, from the messages
+ * the store holds (an archive's are all there: its internal view holds
+ * them); a few seconds for a big one, at its first open after an
+ * upgrade of leifs.  Re-importing instead would read the whole archive
+ * again. */
+static int thread_old_index(views_t *v, struct local *l, char *why, size_t whylen)
+{
+	uint64_t n = 0;
+	int err = cache_index_thread_upgrade(l->idx, get_stored, v->cache, &n, why, whylen);
+
+	if (n)
+		log_info("index of %s: %llu messages threaded", l->spec, (unsigned long long)n);
+	if (err) {
+		cache_index_close(l->idx);
+		l->idx = NULL;
+	}
+	return err;
+}
+
 static int open_local(views_t *v, const char *spec, struct local **out, char *why,
 		      size_t whylen)
 {
@@ -100,7 +124,8 @@ static int open_local(views_t *v, const char *spec, struct local **out, char *wh
 		err = ENOMEM;
 		goto out;
 	}
-	if ((err = cache_index_open(dir, &l->idx, why, whylen)))
+	if ((err = cache_index_open(dir, &l->idx, why, whylen)) ||
+	    (err = thread_old_index(v, l, why, whylen)))
 		goto out;
 	pthread_mutex_init(&l->import, NULL);
 	l->next = v->locals;
@@ -301,6 +326,7 @@ struct hits {
 	views_t *v;
 	cache_batch_t *batch;
 	size_t n;
+	uint32_t hit_flags;     /* flags of a new entry the query found */
 };
 
 static int add_hit(void *arg, const unsigned char *oid)
@@ -310,7 +336,23 @@ static int add_hit(void *arg, const unsigned char *oid)
 
 	if (atomic_load(&h->v->stop))
 		return ECANCELED;       /* shutdown: at once */
-	err = cache_batch_add_stored(h->batch, oid);
+	err = cache_batch_add_stored_flags(h->batch, oid, h->hit_flags);
+
+	if (err == ENOENT)
+		return 0;       /* indexed, but its import did not commit: next time */
+	h->n++;
+	return err;
+}
+
+/* a message of a match's thread; `hit`: the query found it */
+static int add_thread_msg(void *arg, const unsigned char *oid, int hit)
+{
+	struct hits *h = arg;
+	int err;
+
+	if (atomic_load(&h->v->stop))
+		return ECANCELED;
+	err = cache_batch_add_stored_flags(h->batch, oid, hit ? h->hit_flags : 0);
 
 	if (err == ENOENT)
 		return 0;       /* indexed, but its import did not commit: next time */
@@ -383,10 +425,14 @@ static int import_msg(void *arg, const char *raw, size_t len)
 
 /* bring the index up to date with the archive */
 static int import(views_t *v, struct local *l, atomic_ulong *progress, struct net_res *res,
-		  uint64_t *imported, const char *peek_q, cache_batch_t *view_batch)
+		  uint64_t *imported, const char *peek_q, cache_batch_t *view_batch,
+		  uint32_t hit_flags)
 {
+	/* a peek's hits are flagged as the search's (flag-hits): the
+	 * search after it finds them in the view, and leaves them be */
 	struct importer im = { .l = l, .progress = progress, .peek_q = peek_q,
-			       .peek = { .v = v, .batch = view_batch }, .next_peek = PEEK_FIRST };
+			       .peek = { .v = v, .batch = view_batch, .hit_flags = hit_flags },
+			       .next_peek = PEEK_FIRST };
 	struct cache_view sv = { 0 };
 	char *name = NULL, *pos = NULL, *next = NULL, priv[4096];
 	size_t plen = 0;
@@ -453,9 +499,9 @@ out:
 	return err;
 }
 
-int view_local_search(views_t *v, const char *spec, const char *query, cache_batch_t *batch,
-		      atomic_ulong *progress, struct net_res *res, uint64_t *imported,
-		      struct local_memo *memo)
+int view_local_search(views_t *v, const char *spec, const char *query, int threads,
+		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
+		      uint64_t *imported, struct local_memo *memo)
 {
 	size_t read_bytes;
 	struct hits h = { .v = v, .batch = batch };
@@ -466,6 +512,13 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 
 	memset(res, 0, sizeof(*res));
 	*imported = 0;
+	/* lei q -tt (LeiXSearch.pm query_one_mset): the hits of a local
+	 * source are flagged, the rest of their threads not.  Every hit, as
+	 * lei-q(1) says ("flag the actual matches"): lei itself flags only
+	 * the newest hit of each thread, the one its mset keeps when it
+	 * collapses on THREADID (Search.pm mset) */
+	if (threads == THREADS_FLAG_HITS && cache_flags_parse("F", &h.hit_flags))
+		h.hit_flags = 0;
 	/* resolved first: a long import runs it over what it has indexed */
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
 	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
@@ -482,7 +535,7 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
 			goto out;
 	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
-		   (err = import(v, l, progress, res, imported, q, batch))) {
+		   (err = import(v, l, progress, res, imported, q, batch, h.hit_flags))) {
 		goto out;
 	}
 	read_bytes = res->bytes;
@@ -492,14 +545,20 @@ int view_local_search(views_t *v, const char *spec, const char *query, cache_bat
 	 * last search of it: the same hits, all in the view already; a
 	 * search would only look each one up (seconds at 200k) */
 	gen = atomic_load(&l->gen);
-	if (memo && !memo->full && memo->q && memo->gen == gen && !strcmp(memo->q, q)) {
+	if (memo && !memo->full && memo->q && memo->gen == gen && memo->threads == threads &&
+	    !strcmp(memo->q, q)) {
 		res->messages = 0;
 		goto out;
 	}
-	err = cache_index_search(l->idx, q, add_hit, &h, res->error, sizeof(res->error));
+	/* the whole thread of every match, as public-inbox-httpd's t=1: a
+	 * new reply in the thread of an earlier match comes with the next
+	 * refresh (a local search is never bounded by dt:) */
+	err = cache_index_search_threads(l->idx, q, threads != THREADS_OFF, add_thread_msg, &h,
+					 res->error, sizeof(res->error));
 	res->messages = h.n;
 	if (!err && memo) {
 		memo->next_gen = gen;
+		memo->threads = threads;
 		free(memo->next_q);
 		memo->next_q = q;
 		q = NULL;

@@ -66,7 +66,7 @@ struct run {
 	const char *url;
 	const char *full_q;     /* the query without the dt: bound */
 	char *q;
-	int threads;
+	int threads;            /* THREADS_* (settings.h) */
 	cache_batch_t *batch;
 	struct net_res res;
 	uint64_t imported;      /* local: new in the archive */
@@ -178,7 +178,7 @@ static void *run_source(void *arg)
 {
 	struct run *r = arg;
 	struct net_req req = {
-		.url = r->url, .query = r->q, .threads = r->threads,
+		.url = r->url, .query = r->q, .threads = r->threads != THREADS_OFF,
 		.timeout = r->v->o.timeout, .max_message = r->v->o.max_message,
 		.low_speed = r->v->o.low_speed, .deadline = r->v->o.deadline,
 		.user_agent = r->v->o.user_agent,
@@ -200,8 +200,8 @@ static void *run_source(void *arg)
 		log_debug("search %s q=%s", shown, r->full_q);
 		if (m)
 			m->full = r->full;
-		r->err = view_local_search(r->v, r->url, r->full_q, r->batch, &r->l->progress,
-					   &r->res, &r->imported, m);
+		r->err = view_local_search(r->v, r->url, r->full_q, r->threads, r->batch,
+					   &r->l->progress, &r->res, &r->imported, m);
 		if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
 			free(m->q);     /* stored: what the next search compares */
 			m->q = m->next_q;
@@ -391,15 +391,17 @@ void view_search(views_t *v, struct live *l)
 		r->full_q = norm;
 		r->full = full;
 		/* lei remote threads: t=1; flag-hits flags nothing remote
-		 * (LeiXSearch flags hits of local externals only) */
-		r->threads = set.threads != THREADS_OFF;
+		 * (LeiXSearch flags hits of local externals only), the hits
+		 * of a local source (or cache:URL) are flagged */
+		r->threads = set.threads;
 		/* a thread view: the whole thread at each refresh, a small
 		 * answer (what the view has is skipped), so no dt: bound;
 		 * remote sources GET it, local ones search mid: with threads
 		 * forced on (what they do with it is view-local.c's) */
 		if (mid) {
 			r->mid = mid;
-			r->threads = 1;
+			if (r->threads == THREADS_OFF)
+				r->threads = THREADS_ON;
 		}
 		/* each source from its own bookmark (the view's if it has none) */
 		if (!full && (cache_mark_get(v->cache, cv.id, r->url, &mark) || mark <= 0))

@@ -177,8 +177,11 @@ struct local_memo {
 	int full;
 	unsigned long gen, next_gen;
 	char *q, *next_q;
+	int threads;            /* the threads setting q was searched with */
 };
-int view_local_search(views_t *v, const char *spec, const char *query,
+/* threads: THREADS_* (settings.h): whole threads of the matches, the
+ * matches flagged with flag-hits */
+int view_local_search(views_t *v, const char *spec, const char *query, int threads,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
 		      uint64_t *imported, struct local_memo *memo);
 void view_local_close(views_t *v);

@@ -2,6 +2,8 @@
  * index-tool: the local index without a mount, for tests and benchmarks.
  *   index-tool add DBDIR FILE...      index raw messages (one per file)
  *   index-tool q DBDIR GITDIR QUERY   print the blob ids QUERY matches
+ *   index-tool tq DBDIR GITDIR QUERY  the same with whole threads (t=1):
+ *                                     "* oid" for a match, "  oid" else
  *   index-tool terms FILE             print the document's fields
  *   index-tool patchid FILE           print the body's patch id
  */
@@ -50,6 +52,16 @@ static int print_oid(void *arg, const unsigned char *oid)
 	(void)arg;
 	cache_oid_hex(oid, hex);
 	puts(hex);
+	return 0;
+}
+
+static int print_thread_oid(void *arg, const unsigned char *oid, int hit)
+{
+	char hex[41];
+
+	(void)arg;
+	cache_oid_hex(oid, hex);
+	printf("%s %s\n", hit ? "*" : " ", hex);
 	return 0;
 }
 
@@ -111,12 +123,15 @@ int main(int argc, char **argv)
 		}
 		if (!err)
 			err = cache_index_commit(x, why, sizeof(why));
-	} else if (!strcmp(argv[1], "q") && argc == 5) {
+	} else if ((!strcmp(argv[1], "q") || !strcmp(argv[1], "tq")) && argc == 5) {
 		char *q = NULL;
 
 		if (!(err = query_git_dir(argv[3])) &&
 		    !(err = query_approxidate(argv[4], argv[3], &q, why, sizeof(why))))
-			err = cache_index_search(x, q, print_oid, NULL, why, sizeof(why));
+			err = argv[1][0] == 't' ?
+				cache_index_search_threads(x, q, 1, print_thread_oid, NULL, why,
+							   sizeof(why)) :
+				cache_index_search(x, q, print_oid, NULL, why, sizeof(why));
 		free(q);
 	} else {
 		err = EINVAL;
