@@ -1,6 +1,8 @@
 /*
- * FUSE low-level handlers.  Each handler resolves its inode, calls one
- * helper that returns an errno, and replies exactly once.
+ * FUSE low-level handlers: lookup, attributes, files (open, read, write)
+ * and the handler table; directories are in fs-dir.c, renames, unlinks
+ * and client files in fs-change.c.  Each handler resolves its inode,
+ * calls one helper that returns an errno, and replies exactly once.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/fs.h"
+#include "fs/fs-private.h"
 #include "fs/guard.h"
 #include "fs/dirbuf.h"
 #include "fs/log.h"
@@ -28,9 +30,10 @@
 #define MSG_ATTR_TIMEOUT 3600.0 /* message bytes never change */
 #define MSG_ENTRY_TIMEOUT 60.0  /* a name leaves only by a rename or sweep */
 
+
 static time_t mount_time;
 
-static views_t *V(fuse_req_t req)
+views_t *fs_views(fuse_req_t req)
 {
 	return *(views_t **)fuse_req_userdata(req);
 }
@@ -66,7 +69,7 @@ void fs_destroy(void)
 }
 
 /* the current name of a client file node; ENOENT once replaced */
-static int file_node_name(const struct node *n, char **name)
+int fs_file_node_name(const struct node *n, char **name)
 {
 	*name = node_file_name(n);
 	return *name ? 0 : ENOENT;
@@ -127,7 +130,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		size_t len;
 		int64_t mtime;
 
-		if ((err = file_node_name(n, &name)))
+		if ((err = fs_file_node_name(n, &name)))
 			return err;
 		err = GUARD(v, cache_file_stat(views_cache(v), n->vid, name, &len, &mtime));
 		free(name);
@@ -190,7 +193,7 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 /* ---- lookup ---- */
 
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */
-static int find_msg(views_t *v, const struct node *dir, const char *name,
+int fs_find_msg(views_t *v, const struct node *dir, const char *name,
 		    struct cache_entry *e)
 {
 	struct msgname m;
@@ -207,7 +210,7 @@ static int find_msg(views_t *v, const struct node *dir, const char *name,
 	return strcmp(now, name) ? ENOENT : 0;
 }
 
-static int do_lookup(views_t *v, const struct node *parent, const char *name,
+int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 		     struct fuse_entry_param *ep)
 {
 	struct cache_view cv;
@@ -267,7 +270,7 @@ static int do_lookup(views_t *v, const struct node *parent, const char *name,
 		break;
 	case N_CUR:
 	case N_NEW:
-		if ((err = find_msg(v, parent, name, &e)))
+		if ((err = fs_find_msg(v, parent, name, &e)))
 			return err;
 		n = node_lookup(N_MSG, parent->vid, parent->view, e.oid);
 		break;
@@ -303,7 +306,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = do_lookup(V(req), p, name, &ep);
+	err = fs_do_lookup(fs_views(req), p, name, &ep);
 	node_put(p);
 	if (err)
 		fuse_reply_err(req, err);
@@ -339,7 +342,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = node_attr(V(req), n, &st, &timeout);
+	err = node_attr(fs_views(req), n, &st, &timeout);
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
@@ -368,7 +371,7 @@ static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
 
 		if (size < 0)
 			return EINVAL;
-		if ((err = file_node_name(n, &name)))
+		if ((err = fs_file_node_name(n, &name)))
 			return err;
 		err = views_file_truncate(v, n->vid, name, (uint64_t)size);
 		free(name);
@@ -402,7 +405,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct node *n = node_get(ino);
-	views_t *v = V(req);    /* req is gone once replied to */
+	views_t *v = fs_views(req);    /* req is gone once replied to */
 	int err;
 
 	if (!n) {
@@ -427,7 +430,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
  * and the caller close the handle (freeing buf in release), while
  * fuse_reply_buf() is still returning.
  */
-static void reply_copy(fuse_req_t req, const char *buf, size_t len, off_t off,
+void fs_reply_copy(fuse_req_t req, const char *buf, size_t len, off_t off,
 		       size_t size)
 {
 	char *copy;
@@ -446,488 +449,6 @@ static void reply_copy(fuse_req_t req, const char *buf, size_t len, off_t off,
 	memcpy(copy, buf + off, size);
 	fuse_reply_buf(req, copy, size);
 	free(copy);
-}
-
-/* ---- directories ---- */
-
-struct list_ctx {
-	fuse_req_t req;
-	struct dirbuf *d;
-	int where;
-	uint64_t vid;
-};
-
-static int add_view(void *arg, const struct cache_view *cv)
-{
-	struct list_ctx *c = arg;
-
-	if (views_is_internal(cv->name) || views_thread_name(cv->name))
-		return 0;
-	/* not an inode the kernel can use: only lookup hands those out */
-	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
-	return c->d->err;
-}
-
-static int add_thread(void *arg, const struct cache_view *cv)
-{
-	struct list_ctx *c = arg;
-	const char *name = views_thread_name(cv->name);
-
-	if (name)
-		dir_add(c->req, c->d, name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
-	return c->d->err;
-}
-
-static int add_msg(void *arg, const struct cache_entry *e)
-{
-	struct list_ctx *c = arg;
-	char name[128];
-	uint64_t h;
-
-	if (e->where != c->where)
-		return 0;
-	msgname_format(e, name, sizeof(name));
-	memcpy(&h, e->oid, sizeof(h));
-	dir_add(c->req, c->d, name, (fuse_ino_t)((h ^ c->vid) | 1), S_IFREG);
-	return c->d->err;
-}
-
-static int add_file(void *arg, const char *name)
-{
-	struct list_ctx *c = arg;
-
-	if (!viewnames_client_file(name))
-		return 0;       /* .config: listed with leifs's own files */
-	dir_add(c->req, c->d, name, (fuse_ino_t)(c->vid << 8 | 15), S_IFREG);
-	return c->d->err;
-}
-
-/* a listing waiting for a first fill, and its interrupt */
-struct waiting {
-	atomic_int interrupted;
-	views_t *v;
-};
-
-/* another thread: the kernel forwards a signal to the process that waits
- * (Ctrl-C, kill): the listing gives up with EINTR, the fill goes on */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-	struct waiting *w = data;
-
-	(void)req;
-	atomic_store(&w->interrupted, 1);
-	views_wake(w->v);
-}
-
-static int listing(fuse_req_t req, views_t *v, const struct node *n, int *filling)
-{
-	struct waiting w = { .v = v };
-	int err;
-
-	atomic_init(&w.interrupted, 0);
-	fuse_req_interrupt_func(req, on_interrupt, &w);
-	err = GUARD(v, views_listing(v, n->view, &w.interrupted, filling));
-	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
-	return err;
-}
-
-static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
-		      struct dirbuf *d)
-{
-	struct list_ctx c = { req, d, 0, n->vid };
-	const char *own;
-	size_t i;
-	int kind;
-	int err = 0;
-
-	dir_add(req, d, ".", n->ino, S_IFDIR);
-	dir_add(req, d, "..", 1, S_IFDIR);
-	switch (n->kind) {
-	case N_ROOT:
-		dir_add(req, d, "queries", 2, S_IFDIR);
-		dir_add(req, d, "threads", 5, S_IFDIR);
-		break;
-	case N_THREADS:
-		err = GUARD(v, cache_view_each(views_cache(v), add_thread, &c));
-		break;
-	case N_QUERIES:
-		dir_add(req, d, ".status", 3, S_IFREG);
-		dir_add(req, d, ".refresh", 4, S_IFREG);
-		err = GUARD(v, cache_view_each(views_cache(v), add_view, &c));
-		break;
-	case N_VIEW:
-		if ((err = listing(req, v, n, NULL)))
-			break;
-		for (i = 0; (own = viewnames_nth(i, &kind)); i++)
-			dir_add(req, d, own, (fuse_ino_t)(n->vid << 8 | (i + 2)),
-				kind <= N_TMP ? S_IFDIR : S_IFREG);
-		err = GUARD(v, cache_file_each(views_cache(v), n->vid, add_file, &c));
-		break;
-	case N_CUR:
-	case N_NEW:
-		/* the kernel may answer readdir from its cache (see
-		 * fs_opendir): the listing is made only when it asks */
-		if ((err = listing(req, v, n, &d->filling)))
-			break;
-		d->lazy = 1;
-		d->where = n->kind == N_CUR ? CACHE_CUR : CACHE_NEW;
-		d->vid = n->vid;
-		break;
-	case N_TMP:
-		break;
-	default:
-		err = ENOTDIR;
-	}
-	return err ? err : d->err;
-}
-
-static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct node *n = node_get(ino);
-	struct dirbuf *d = calloc(1, sizeof(*d));
-	int err;
-
-	if (!n || !d) {
-		if (n)
-			node_put(n);
-		free(d);
-		fuse_reply_err(req, n ? ENOMEM : ENOENT);
-		return;
-	}
-	err = do_opendir(req, V(req), n, d);
-	node_put(n);
-	if (err) {
-		free(d->buf);
-		free(d);
-		fuse_reply_err(req, err);
-		return;
-	}
-	fi->fh = (uint64_t)(uintptr_t)d;
-	dir_link(d);
-	if (d->lazy) {
-		/* listings of cur/ new/ stay in the kernel across opens; the
-		 * kernel drops them when it changes the directory itself
-		 * (rename, unlink) or sees its mtime change (a refresh) */
-		fi->cache_readdir = !d->filling;        /* a part of a first */
-		fi->keep_cache = !d->filling;           /* fill: ask again */
-	}
-	if (fuse_reply_open(req, fi) == -ENOENT)        /* interrupted */
-		dir_free(d);
-}
-
-static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	struct dirbuf *d = (struct dirbuf *)(uintptr_t)fi->fh;
-	size_t end;
-
-	(void)ino;
-	if (d->lazy) {
-		struct list_ctx c = { req, d, d->where, d->vid };
-		int err = GUARD(V(req), cache_entry_each(views_cache(V(req)), d->vid, add_msg, &c));
-
-		d->lazy = 0;
-		if (!err)
-			err = d->err;
-		if (err) {
-			fuse_reply_err(req, err);
-			return;
-		}
-	}
-	if (off < 0 || (size_t)off >= d->size) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	/* whole entries only: walk the records up to `size` */
-	end = (size_t)off;
-	while (end < d->size) {
-		const struct { uint64_t ino, off; uint32_t namelen, type; } *e =
-			(const void *)(d->buf + end);
-		size_t rec = (size_t)e->off - end;
-
-		if (end - (size_t)off + rec > size)
-			break;
-		end += rec;
-	}
-	reply_copy(req, d->buf, end, off, end - (size_t)off);
-}
-
-static void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct dirbuf *d = (struct dirbuf *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	dir_free(d);
-	fuse_reply_err(req, 0);
-}
-
-static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
-		    struct fuse_entry_param *ep)
-{
-	struct node *p = node_get(parent);
-	char why[512];
-	int err;
-
-	if (!p)
-		return ENOENT;
-	if (p->kind != N_QUERIES && p->kind != N_THREADS) {
-		node_put(p);
-		return EROFS;
-	}
-	if (strlen(name) > NAME_MAX) {
-		node_put(p);
-		return ENAMETOOLONG;
-	}
-	if (p->kind == N_THREADS)
-		err = views_create_thread(v, name, why, sizeof(why));
-	else
-		err = views_create(v, name, why, sizeof(why));
-	if (!err)
-		err = do_lookup(v, p, name, ep);
-	node_put(p);
-	return err;
-}
-
-static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	struct fuse_entry_param ep;
-	int err;
-
-	(void)mode;
-	err = do_mkdir(V(req), parent, name, &ep);
-	if (err)
-		fuse_reply_err(req, err);
-	else
-		fuse_reply_entry(req, &ep);
-}
-
-static void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	struct node *p = node_get(parent);
-	int err;
-
-	if (!p) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	if (p->kind == N_QUERIES)
-		err = strcmp(name, ".status") && strcmp(name, ".refresh") ?
-		      views_remove(V(req), name) : ENOTDIR;
-	else if (p->kind == N_THREADS)
-		err = views_remove_thread(V(req), name);
-	else if (p->kind == N_VIEW && viewnames_child(name) >= 0 && viewnames_child(name) <= N_TMP) {
-		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
-		 * view's own rmdir, and gives up on the view if one fails:
-		 * they are the view's own, so removing one does nothing, and
-		 * the view goes with its rmdir */
-		node_unkey(viewnames_child(name), p->vid);
-		err = 0;
-	} else
-		err = p->kind == N_VIEW ? EPERM : EROFS;
-	node_put(p);
-	fuse_reply_err(req, err);
-}
-
-/* ---- flags and deletes ---- */
-
-static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	struct node *p = node_get(parent);
-	struct cache_entry e;
-	int err;
-
-	if (!p) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	if (p->kind == N_VIEW && viewnames_client_file(name)) {
-		err = views_file_remove(V(req), p->vid, name);
-	} else if (p->kind == N_VIEW && !strcmp(name, ".config")) {
-		char why[256];
-
-		/* staged like a write, so it also cancels one still pending */
-		err = views_stage_config(V(req), p->view, "", 0, 0, why, sizeof(why));
-	} else if (p->kind == N_VIEW && viewnames_child(name) > N_TMP) {
-		/* .query .status .refresh .unhide: part of the view, as cur/
-		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
-		 * on to the rmdir that removes the view */
-		err = 0;
-	} else if (p->kind != N_CUR && p->kind != N_NEW) {
-		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_VIEW ?
-		      EPERM : EROFS;
-	} else if (!(err = find_msg(V(req), p, name, &e))) {
-		err = views_msg_move(V(req), p->vid, e.oid, CACHE_HIDDEN, e.flags,
-				     e.uid);
-	}
-	node_put(p);
-	fuse_reply_err(req, err);
-}
-
-
-/*
- * A client file renamed over .config or .query, as git config -f, sed -i
- * and other editors save a file: its text is taken as a whole write of it
- * would be (checked, refused with EINVAL and the reason in .status, else
- * applied), then the client file is gone.  A refused rename changes
- * nothing, the client file included.
- */
-static int rename_onto(views_t *v, const struct node *p, const char *name, int kind)
-{
-	char *text = NULL, why[256];
-	size_t len = 0;
-	int err;
-
-	if ((err = GUARD(v, cache_file_read(views_cache(v), p->vid, name, &text, &len))))
-		return err;
-	if (len > WRITE_MAX)
-		err = EFBIG;
-	else if (kind == N_CONFIG)
-		err = views_stage_config(v, p->view, text, len, 0, why, sizeof(why));
-	else if (memchr(text, '\0', len))
-		err = EINVAL;
-	else {
-		text[len] = '\0';      /* cache_file_read leaves room for it */
-		err = views_set_query(v, p->view, text, why, sizeof(why));
-	}
-	free(text);
-	if (!err)
-		err = views_file_remove(v, p->vid, name);
-	if (!err) {
-		/* the kernel drops the replaced inode: the name gets a new one */
-		node_file_gone(p->vid, name);
-		node_unkey(kind, p->vid);
-	}
-	return err;
-}
-
-static int do_rename(views_t *v, const struct node *p, const char *name,
-		     const struct node *np, const char *newname, unsigned flags)
-{
-	struct cache_entry e;
-	struct msgname from, to;
-	int err;
-
-	if (flags & RENAME_EXCHANGE)
-		return EINVAL;
-	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
-	    viewnames_client_file(name) && (viewnames_child(newname) == N_CONFIG ||
-				       viewnames_child(newname) == N_QUERY))
-		return flags & RENAME_NOREPLACE ? EEXIST :
-		       rename_onto(v, p, name, viewnames_child(newname));
-	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
-	    viewnames_client_file(name) && viewnames_client_file(newname)) {
-		size_t len;
-		int64_t mtime;
-
-		if ((flags & RENAME_NOREPLACE) &&
-		    !cache_file_stat(views_cache(v), p->vid, newname, &len, &mtime))
-			return EEXIST;
-		if ((err = views_file_rename(v, p->vid, name, newname)))
-			return err;
-		return node_rename_file(p->vid, name, newname);
-	}
-	if ((p->kind != N_CUR && p->kind != N_NEW) ||
-	    (np->kind != N_CUR && np->kind != N_NEW))
-		return p->kind == N_VIEW || p->kind == N_QUERIES || p->kind == N_THREADS ?
-		       EPERM : EROFS;
-	if (p->vid != np->vid)
-		return EXDEV;
-	if ((err = find_msg(v, p, name, &e)))
-		return err;
-	/* only the maildir info and mbsync's ,U= tag may change: same time,
-	 * same oid; cur/ names carry the info, new/ names only when there
-	 * are flags (as mutt names flagged unread mail), so that a name is
-	 * one entry's state */
-	if (msgname_parse(newname, &to) || msgname_parse(name, &from) ||
-	    to.date != from.date || memcmp(to.oid, from.oid, CACHE_OID_LEN) ||
-	    (np->kind == N_CUR ? !to.has_info : to.has_info != (to.flags != 0)))
-		return EINVAL;
-	if (flags & RENAME_NOREPLACE) {
-		struct cache_entry cur;
-
-		if (!find_msg(v, np, newname, &cur))
-			return EEXIST;
-	}
-	return views_msg_move(v, p->vid, e.oid, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
-			      to.flags, to.uid);
-}
-
-static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      fuse_ino_t newparent, const char *newname, unsigned int flags)
-{
-	struct node *p = node_get(parent), *np = node_get(newparent);
-	int err = p && np ? do_rename(V(req), p, name, np, newname, flags) : ENOENT;
-
-	if (p)
-		node_put(p);
-	if (np)
-		node_put(np);
-	fuse_reply_err(req, err);
-}
-
-static void fs_refuse(fuse_req_t req)
-{
-	fuse_reply_err(req, EROFS);
-}
-
-static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
-		     mode_t mode, dev_t rdev)
-{
-	(void)parent, (void)name, (void)mode, (void)rdev;
-	fs_refuse(req);
-}
-
-/* only client files (mbsync's .uidvalidity) can be made, in a view */
-static int do_create(views_t *v, fuse_ino_t parent, const char *name,
-		     struct fuse_file_info *fi, struct fuse_entry_param *ep)
-{
-	struct node *p = node_get(parent);
-	struct cache_view cv;
-	int err;
-
-	if (!p)
-		return ENOENT;
-	if (p->kind != N_VIEW || !viewnames_client_file(name)) {
-		err = p->kind == N_QUERIES || p->kind == N_THREADS ? EPERM : EROFS;
-	} else if (!(err = fs_node_view(v, p, &cv))) {
-		cache_view_release(&cv);
-		err = views_file_create(v, p->vid, name, !!(fi->flags & O_EXCL),
-					!!(fi->flags & O_TRUNC));
-		if (!err)
-			err = do_lookup(v, p, name, ep);
-	}
-	node_put(p);
-	fi->fh = 0;
-	fi->direct_io = 1;      /* every read and write goes to the cache */
-	return err;
-}
-
-static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      mode_t mode, struct fuse_file_info *fi)
-{
-	struct fuse_entry_param ep;
-	int err;
-
-	(void)mode;
-	err = do_create(V(req), parent, name, fi, &ep);
-	if (err)
-		fuse_reply_err(req, err);
-	else if (fuse_reply_create(req, &ep, fi) == -ENOENT)
-		node_forget(ep.ino, 1);         /* interrupted */
-}
-
-static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
-		       const char *name)
-{
-	(void)link, (void)parent, (void)name;
-	fs_refuse(req);
-}
-
-static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
-		    const char *newname)
-{
-	(void)ino, (void)newparent, (void)newname;
-	fs_refuse(req);
 }
 
 /* ---- files ---- */
@@ -985,7 +506,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	n = node_get(ino);
-	err = n ? do_open(V(req), n, fi) : ENOENT;
+	err = n ? do_open(fs_views(req), n, fi) : ENOENT;
 	if (n)
 		node_put(n);
 	if (err)
@@ -1031,10 +552,10 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (n->kind == N_CONFIG && !may_touch_config(req)) {
 		err = EACCES;
 	} else if (viewtext_generated(n->kind)) {
-		err = viewtext_read(V(req), n, off, size, &buf, &got);
+		err = viewtext_read(fs_views(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_FILE) {
-		if (!(err = file_node_name(n, &name))) {
-			err = guarded_file_read(V(req), n->vid, name, &buf, &got);
+		if (!(err = fs_file_node_name(n, &name))) {
+			err = guarded_file_read(fs_views(req), n->vid, name, &buf, &got);
 			free(name);
 		}
 		if (!err && buf) {
@@ -1048,7 +569,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 	} else if (n->kind == N_MSG) {
 		buf = malloc(size ? size : 1);
-		err = buf ? GUARD(V(req), cache_msg_read(views_cache(V(req)), n->oid, off, size, buf, &got))
+		err = buf ? GUARD(fs_views(req), cache_msg_read(views_cache(fs_views(req)), n->oid, off, size, buf, &got))
 			  : ENOMEM;
 	} else {
 		err = EISDIR;
@@ -1071,7 +592,7 @@ static int do_write(views_t *v, struct node *n, int pid, const char *buf, size_t
 	case N_FILE:
 		if (off < 0)
 			return EINVAL;
-		if ((err = file_node_name(n, &name)))
+		if ((err = fs_file_node_name(n, &name)))
 			return err;
 		err = views_file_write(v, n->vid, name, (uint64_t)off, buf, size);
 		free(name);
@@ -1104,7 +625,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct node *n = node_get(ino);
 	int err = !n ? ENOENT : n->kind == N_CONFIG && !may_touch_config(req) ? EACCES :
-		  do_write(V(req), n, fuse_req_ctx(req)->pid, buf, size, off);
+		  do_write(fs_views(req), n, fuse_req_ctx(req)->pid, buf, size, off);
 
 	(void)fi;
 	if (n)

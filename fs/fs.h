@@ -3,8 +3,9 @@
  * messages, and turns each request into one reply.  No parsing, no network:
  * views_* and cache_* do the work; this file only translates.
  *
- * Tree:  /queries/<view>/{cur,new,tmp,.query,.status,.refresh,.config},
- * /queries/.status
+ * Tree:  /queries/<view>/{cur,new,tmp,.query,.status,.refresh,.config,
+ * .unhide}, /queries/{.status,.refresh}, /threads/<message-id>/ (the same
+ * files); a view may also hold a client's small files (viewnames.h)
  * Inodes are handed out on lookup and freed on forget (nlookup counting),
  * so a renamed message keeps its inode.  Handlers run on libfuse's worker
  * threads; the node table is protected by its own lock.
