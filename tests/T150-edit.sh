@@ -131,6 +131,27 @@ test_expect_success 'ed: w writes the file in place' '
 	printf "%s\n" ",s/limit = 4/limit = 1/" w q | ed -s "$V/.config" &&
 	has limit 1 && has threads true && no_stray
 '
+# emacs as a user runs it: it saves by renaming the file to its backup,
+# which leifs refuses (.config is the view's), so it says "Cannot write
+# backup file", keeps the backup in ~/.emacs.d and writes the file in
+# place; with backup-by-copying the backup is a client file of the view
+if ! command -v emacs >/dev/null; then
+	test_skip 'emacs edits .config' 'no emacs on this machine'
+else
+	emacs_edit() {  # emacs_edit FROM TO [LISP]: replace, save, exit
+		emacs -Q --batch "$V/.config" --eval "(progn ${3:-} (goto-char (point-min))
+			(re-search-forward \"$1\") (replace-match \"$2\") (save-buffer))"
+	}
+	test_expect_success 'emacs: save with its default backup, the text as written' '
+		mkdir -p "$HOME/.emacs.d" && emacs_edit "limit = 1" "limit = 2" 2>err; cat err &&
+		has limit 2 && has threads true && no_stray && grep -q "limit = 1" "$HOME/.emacs.d/%backup%~"
+	'
+	test_expect_success 'emacs with backup-by-copying: the backup is a file of the view' '
+		cat "$V/.config" >old &&
+		emacs_edit "limit = 2" "limit = 1" "(setq backup-by-copying t)" &&
+		has limit 1 && test_cmp old "$V/.config~" && rm "$V/.config~" && no_stray
+	'
+fi
 test_expect_success 'a refused rewrite does not cancel the good one just before it' '
 	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" &&
 	! printf "[leifs]\n\tlimit = x\n" >"$V/.config" && sleep 1 &&
