@@ -18,17 +18,6 @@
 #include "fs/options.h"
 #include "fs/settings.h"
 #include "fs/version.h"
-#include "net/net.h"
-
-/* a local source (not a URL) whose path does not exist; errno says why */
-static int source_missing(const char *src)
-{
-	struct stat st;
-
-	if (!strncmp(src, "http://", 7) || !strncmp(src, "https://", 8))
-		return 0;
-	return stat(net_archive_path(src), &st) && (errno == ENOENT || errno == ENOTDIR);
-}
 
 /* A password in a source on the command line would show in ps (its
  * /proc/PID/cmdline) to every user: once the options are parsed (libfuse
@@ -231,17 +220,12 @@ int main(int argc, char *argv[])
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 	};
 	for (i = 0; i < vo.nsources; i++) {
-		if (!settings_source_ok(vo.sources[i])) {
-			fprintf(stderr, "leifs: source %s: not an http:// or https:// URL or an absolute path\n",
-				vo.sources[i]);
-			ret = 2;
-			goto out_opts;
-		}
+		char why[600];
+
 		/* a local archive that is not there is a typo: say so now,
 		 * not at the first listing of a view */
-		if (strncmp(vo.sources[i], "cache:", 6) && source_missing(vo.sources[i])) {
-			fprintf(stderr, "leifs: source %s: %s\n", net_archive_path(vo.sources[i]),
-				strerror(errno));
+		if (views_source_check(vo.sources[i], why, sizeof(why))) {
+			fprintf(stderr, "leifs: %s\n", why);
 			ret = 2;
 			goto out_opts;
 		}
@@ -268,7 +252,7 @@ int main(int argc, char *argv[])
 	}
 	views_close(views);
 	views = NULL;
-	if (net_global_init()) {
+	if (views_global_init()) {
 		fprintf(stderr, "leifs: cannot initialise libcurl\n");
 		ret = 1;
 		goto out_session;
@@ -310,7 +294,7 @@ out_handlers:
 out_destroy:
 	views_close(views);
 	fs_destroy();
-	net_global_cleanup();
+	views_global_cleanup();
 out_session:
 	fuse_session_destroy(se);
 	if (lock_fd >= 0)

@@ -126,7 +126,7 @@ static char *absolute_source(const char *v)
 	const char *path;
 	char cwd[4096], *out = NULL;
 
-	if (strstr(v, "://") || !strncmp(v, "cache:", 6))
+	if (strstr(v, "://") || net_source_kind(v) != NET_SOURCE_ARCHIVE)
 		return strdup(v);       /* a URL (checked later), never a path */
 	path = net_archive_path(v);
 	if (!strncmp(path, "~/", 2) && getenv("HOME")) {

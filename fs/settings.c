@@ -92,30 +92,12 @@ int settings_set(struct settings *s, const char *key, const char *v)
 	return 1;
 }
 
-/* a source is a public-inbox URL, [cache:]http(s)://, of printable ASCII
- * with no spaces, as a URL is; or a local archive, [TYPE:]/absolute/path */
+/* a source as net_source_parse reads it */
 int settings_source_ok(const char *v)
 {
-	const char *p;
+	struct net_source s;
 
-	if (!v)
-		return 0;
-	if (!strncmp(v, "cache:", 6))   /* mail fetched from a URL, indexed */
-		v += 6;
-	if (!strncmp(v, "http://", 7) || !strncmp(v, "https://", 8)) {
-		for (p = v; *p; p++)
-			if (*p <= ' ' || *p > '~')
-				return 0;
-		return 1;
-	}
-	/* a local archive: [TYPE:]/absolute/path, no control characters */
-	v = net_archive_path(v);
-	if (v[0] != '/')
-		return 0;
-	for (p = v; *p; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			return 0;
-	return 1;
+	return !net_source_parse(v, &s);
 }
 
 /* a value as git-config reads it back: quoted when it holds # ; " or \ */

@@ -44,7 +44,7 @@ struct local {
 
 int view_is_local(const char *src)
 {
-	return strncmp(src, "http://", 7) && strncmp(src, "https://", 8);
+	return net_source_kind(src) != NET_SOURCE_REMOTE;
 }
 
 struct index_job {
@@ -523,7 +523,7 @@ int view_local_search(views_t *v, const char *spec, const char *query, int threa
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
 	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
 		goto out;
-	if (!strncmp(spec, "cache:", 6)) {
+	if (net_source_kind(spec) == NET_SOURCE_CACHE) {
 		struct stat st;
 
 		/* what remote source URL sent, as indexed: no import; with

@@ -11,6 +11,7 @@
 
 #include "fs/log.h"
 #include "fs/views-private.h"
+#include "net/net.h"
 
 #define ROW_ERROR 200   /* bytes of a view's error in queries/.status */
 
@@ -240,7 +241,7 @@ int views_status(views_t *v, const char *name, char **out)
 				st->busy);
 		else if (st && st->failed)
 			fprintf(f, ": failed: %s", st->error);
-		else if (st && st->local && !strncmp(set.sources[i], "cache:", 6))
+		else if (st && st->local && net_source_kind(set.sources[i]) == NET_SOURCE_CACHE)
 			fprintf(f, ": ok, %llu messages", (unsigned long long)st->msgs);
 		else if (st && st->local)
 			fprintf(f, ": ok, %llu messages, %llu new in the archive (%llu bytes read)",
@@ -249,7 +250,7 @@ int views_status(views_t *v, const char *name, char **out)
 		else if (st)
 			fprintf(f, ": ok, %llu messages, %llu bytes", (unsigned long long)st->msgs,
 				(unsigned long long)st->bytes);
-		if (!v->o.index_remote && !strncmp(set.sources[i], "cache:", 6))
+		if (!v->o.index_remote && net_source_kind(set.sources[i]) == NET_SOURCE_CACHE)
 			fputs(" (remote mail is not indexed: index_remote = 0)", f);
 		fputc('\n', f);
 	}

@@ -10,15 +10,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "fs/log.h"
 #include "fs/trim.h"
 #include "fs/views-private.h"
+#include "net/net.h"
 #include "query/query.h"
 
 /* a waiting listing looks at the stop flag this often (nanoseconds) */
 #define WAIT_SLICE_NS 100000000L
+
+int views_global_init(void)
+{
+	return net_global_init();
+}
+
+void views_global_cleanup(void)
+{
+	net_global_cleanup();
+}
+
+int views_source_check(const char *spec, char *why, size_t whylen)
+{
+	struct net_source s;
+	struct stat st;
+
+	if (net_source_parse(spec, &s)) {
+		snprintf(why, whylen, "source %s: not an http:// or https:// URL or an absolute path",
+			 spec);
+		return EINVAL;
+	}
+	if (s.kind == NET_SOURCE_ARCHIVE && stat(s.path, &st) &&
+	    (errno == ENOENT || errno == ENOTDIR)) {
+		int err = errno;
+
+		snprintf(why, whylen, "source %s: %s", s.path, strerror(err));
+		return err;
+	}
+	return 0;
+}
 
 int views_open(const struct views_opts *o, views_t **out, char *why, size_t whylen)
 {

@@ -29,6 +29,16 @@
 
 #include "cache/cache.h"
 
+/* Once per process, before any thread starts (libcurl's global state),
+ * and at its end. */
+int views_global_init(void);
+void views_global_cleanup(void);
+/* A source given at mount: EINVAL if it is none of an http(s) URL,
+ * cache:URL or [TYPE:]/absolute/path; ENOENT or ENOTDIR if such an archive
+ * is not there (a typo, said at mount rather than at the first listing);
+ * the reason in why. */
+int views_source_check(const char *spec, char *why, size_t whylen);
+
 struct views_opts {
 	char **sources;         /* public-inbox URLs: the default sources */
 	int nsources;

@@ -156,6 +156,23 @@ void net_gunzip_free(net_gunzip_t *g);
  *    and refs/; otherwise res->error says what it is not.
  */
 enum { NET_MBOXRD, NET_MBOXO, NET_MAILDIR, NET_PI_V2, NET_PI_V1 };
+
+/* source.c: a source as written, parsed once.  Its fields point into
+ * spec (nothing is allocated). */
+enum { NET_SOURCE_REMOTE, NET_SOURCE_CACHE, NET_SOURCE_ARCHIVE };
+struct net_source {
+	int kind;               /* NET_SOURCE_* */
+	const char *spec;       /* as written */
+	const char *url;        /* REMOTE, CACHE: the public-inbox URL */
+	const char *path;       /* ARCHIVE: past its TYPE: prefix */
+};
+/* The kind of spec by its prefix alone (no checks): "http(s)://" remote,
+ * "cache:" cache, anything else an archive. */
+int net_source_kind(const char *spec);
+/* Parse spec: EINVAL unless it is an http(s) URL of printable ASCII (after
+ * "cache:" if given) or "[TYPE:]" and an absolute path with no control
+ * characters.  No I/O: whether an archive is there is net_archive_kind's. */
+int net_source_parse(const char *spec, struct net_source *s);
 /* The path of a spec: past its type prefix, if it has one (no I/O). */
 const char *net_archive_path(const char *spec);
 /* The kind of spec and its path, checked as above (type, owner). */
