@@ -123,10 +123,13 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	sigjmp_buf *jb = cache_guard_jb;
 	char *a = si->si_addr;
 
-	(void)uc;
-	if (jb) {
-		/* a guarded read: back to CACHE_GUARDED, which answers EIO
-		 * (SA_NODEFER: the signal is not blocked, nothing to restore) */
+	if (jb && (!map_lo || a >= (char *)map_lo)) {
+		/* a guarded read that faulted in the map, or past it (LMDB
+		 * follows a damaged page number forward from the map's start):
+		 * back to CACHE_GUARDED, which answers EIO (SA_NODEFER: the
+		 * signal is not blocked, nothing to restore).  A fault below
+		 * the map (a NULL pointer) is a bug, not damage: it goes on
+		 * to the previous handler, which says where. */
 		cache_guard_jb = NULL;
 		siglongjmp(*jb, 1);
 	}
@@ -147,7 +150,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		old->sa_sigaction(sig, si, uc);
 		return;
 	}
-	if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN && old->sa_handler) {
+	if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL &&
+	    old->sa_handler != SIG_IGN && old->sa_handler) {
 		old->sa_handler(sig);
 		return;
 	}
