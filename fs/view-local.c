@@ -97,47 +97,62 @@ static int thread_old_index(views_t *v, struct local *l, char *why, size_t whyle
 	return err;
 }
 
-static int open_local(views_t *v, const char *spec, struct local **out, char *why,
-		      size_t whylen)
+static struct local *find_local(views_t *v, const char *spec)
 {
-	char dir[4096];
-	struct local *l = NULL;
-	int err = 0;
+	struct local *l;
 
 	pthread_mutex_lock(&v->lock);
 	for (l = v->locals; l; l = l->next)
 		if (!strcmp(l->spec, spec))
 			break;
-	if (l) {
-		pthread_mutex_unlock(&v->lock);
-		*out = l;
+	pthread_mutex_unlock(&v->lock);
+	return l;
+}
+
+/* The open index of a local source, opened on first use.  Opening (and
+ * threading an index from before thread ids, which reads every message)
+ * runs under local_open only, never under the lock all views share: the
+ * other views list, refresh and unmount meanwhile. */
+static int open_local(views_t *v, const char *spec, struct local **out, char *why,
+		      size_t whylen)
+{
+	char dir[4096];
+	struct local *l;
+	int err = 0;
+
+	if ((*out = find_local(v, spec)))
 		return 0;
-	}
+	pthread_mutex_lock(&v->local_open);
+	if ((*out = find_local(v, spec)))       /* another thread was first */
+		goto done;
 	snprintf(dir, sizeof(dir), "%s/index", v->o.cache_dir);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = errno;
 		snprintf(why, whylen, "cannot make the index directory: %s", strerror(err));
-		goto out;
+		goto done;
 	}
 	index_dir(v, spec, dir, sizeof(dir));
 	if (!(l = calloc(1, sizeof(*l))) || !(l->spec = strdup(spec))) {
+		free(l);
 		err = ENOMEM;
-		goto out;
+		goto done;
 	}
 	if ((err = cache_index_open(dir, &l->idx, why, whylen)) ||
-	    (err = thread_old_index(v, l, why, whylen)))
-		goto out;
-	pthread_mutex_init(&l->import, NULL);
-	l->next = v->locals;
-	v->locals = l;
-	*out = l;
-	l = NULL;
-out:
-	if (l) {
+	    (err = thread_old_index(v, l, why, whylen))) {
+		if (l->idx)
+			cache_index_close(l->idx);
 		free(l->spec);
 		free(l);
+		goto done;
 	}
+	pthread_mutex_init(&l->import, NULL);
+	pthread_mutex_lock(&v->lock);
+	l->next = v->locals;
+	v->locals = l;
 	pthread_mutex_unlock(&v->lock);
+	*out = l;
+done:
+	pthread_mutex_unlock(&v->local_open);
 	return err;
 }
 

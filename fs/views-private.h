@@ -117,6 +117,8 @@ struct views {
 	pthread_t timer;        /* refresh_all schedule */
 	int timer_running;
 	struct local *locals;   /* open local archives; protected by lock */
+	pthread_mutex_t local_open; /* one open of a local index at a time;
+				 * never taken under lock */
 	struct index_job *jobs; /* for the indexer thread; protected by lock */
 	pthread_t indexer;
 	int indexer_running;    /* protected by lock */
