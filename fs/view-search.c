@@ -312,11 +312,11 @@ static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
 /*
  * After the sources of a thread view answered: a source that does not
  * have the message (a server's 404, a local source that found nothing) is
- * no failure when another has it or the view holds its thread already (a
- * mirror that lags, an archive of another list); when none has it and
- * the view holds nothing, each says "no such message" in .status and the
- * view is failed, so a mistyped id is seen, and the next refresh tries
- * again (the message may not have reached the archive yet).
+ * no failure when another has it (a mirror that lags, an archive of
+ * another list).  When none has it, each says "no such message" in
+ * .status and the search failed: a mistyped id is seen, a view that
+ * holds the thread keeps it (nothing is swept on a failure), and the next
+ * refresh tries again (the message may not have reached the archive yet).
  */
 static void thread_found(views_t *v, const struct cache_view *cv, struct run *runs, int n)
 {
@@ -325,18 +325,22 @@ static void thread_found(views_t *v, const struct cache_view *cv, struct run *ru
 	for (i = 0; i < n; i++)
 		found |= !runs[i].err && runs[i].res.messages > 0;
 	if (!found && cache_entry_any(v->cache, cv->id, &any))
-		any = 1;        /* cannot tell: say nothing */
+		any = 1;
 	for (i = 0; i < n; i++) {
 		struct run *r = &runs[i];
 
-		if (found || any) {
+		if (found) {
 			if (r->err == ENOENT)
-				r->err = 0;
+				r->err = 0;     /* another source has it */
 			continue;
 		}
+		/* no source has it: a failure, never an empty answer, so a
+		 * view that holds the thread keeps it (a purged message, a
+		 * mirror behind) and nothing is swept */
 		if (r->err == ENOENT || (!r->err && !r->res.messages)) {
 			r->err = ENOENT;
-			snprintf(r->res.error, sizeof(r->res.error), "no such message <%s>", r->mid);
+			snprintf(r->res.error, sizeof(r->res.error), "no such message <%s>%s", r->mid,
+				 any ? " (the view keeps what it has)" : "");
 		}
 	}
 }

@@ -51,6 +51,16 @@ static int name_mid(const char *name, char **mid, const char **why)
 	free(s);
 	if (err)
 		return err;
+	/* the decoded id names the directory (its canonical name) and is a
+	 * path segment of the thread's URL: a '.' first would hide the
+	 * directory or be another name for it, and "." or ".." would climb
+	 * out of the inbox's URL (curl folds dot segments) */
+	if ((*mid)[0] == '.') {
+		*why = "a Message-ID starting with '.' (reserved names, and a URL's dot segments)";
+		free(*mid);
+		*mid = NULL;
+		return EINVAL;
+	}
 	/* a Message-ID is one token: none of these is in one, and each would
 	 * make another query of mid: than the id */
 	for (i = 0; (*mid)[i]; i++)

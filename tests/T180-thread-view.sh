@@ -95,7 +95,10 @@ test_expect_success 'an unknown Message-ID: the view is there, .status says no s
 test_expect_success 'not a Message-ID: refused, nothing left' '
 	! mkdir "$T/a b" 2>/dev/null && ! mkdir "$T/<a<b>" 2>/dev/null &&
 	! mkdir "$T/bad%41" 2>/dev/null && ! mkdir "$T/<>" 2>/dev/null &&
-	! ls "$T" | grep -q -e "a b" -e "a<b" -e bad &&
+	! mkdir "$T/<..>" 2>/dev/null && ! mkdir "$T/<.>" 2>/dev/null &&
+	! mkdir "$T/<.foo>" 2>/dev/null && ! mkdir "$T/<...>" 2>/dev/null &&
+	! ls "$T" | grep -q -e "a b" -e "a<b" -e bad -e "^\." &&
+	[ "$(ls -a "$T" | grep -c "^\.\.\?$")" -eq 2 ] &&
 	grep -q "mkdir refused: threads/" "$M/queries/.status"
 '
 test_expect_success 'a thread view'"'"'s .query cannot be rewritten' '
@@ -151,4 +154,21 @@ test_expect_success 'rmdir removes a thread view (by either name); mkdir again s
 	mkdir "$T/$MID2" && maildir_oids "$T/$MID2" >actual && thread_oids "$MID2" >expect &&
 	test_cmp expect actual && [ -z "$(ls "$T/$MID2/new")" ]
 '
+# a thread the archive no longer has (purged, a mirror behind): the view
+# keeps what it holds, whatever full searches follow
+hostile_start
+test_expect_success 'a 404 for a thread the view holds: a failure, nothing swept' '
+	test_wait_for 10 "curl -fs \"$H/_ua\" >/dev/null" && mkdir -p "$M-h" &&
+	leifs_mount "$M-h" -o "source=$H/ok/,cache=$TRASH/cache-h,refresh=3600,empty_confirm=1" &&
+	V="$M-h/threads/gone@example.org" && mkdir "$V" &&
+	n=$(ls "$V/cur" | wc -l) && [ "$n" -gt 0 ] &&
+	printf "[leifs]\n\tsource = %s\n" "$H/404/" >"$V/.config" && sleep 1 &&
+	for i in 1 2 3; do
+		echo full >"$V/.refresh" &&
+		test_wait_for 10 "! grep -q \"^state: refreshing\" \"$V/.status\"" && sleep 1.2 || return 1
+	done &&
+	grep "^error: .*no such message <gone@example.org> (the view keeps what it has)" "$V/.status" &&
+	[ "$(ls "$V/cur" "$V/new" | grep -c leifs)" -eq "$n" ]
+'
+leifs_umount "$M-h" 2>/dev/null
 test_done

@@ -120,6 +120,17 @@ class H(http.server.BaseHTTPRequestHandler):
             page = b"%d\n" % MAXACT[parts[1]]
         elif parts[0] == "_ua":
             page = LAST_UA[0] + b"\n"
+        elif len(parts) == 3 and parts[2] == "t.mbox.gz":
+            # a thread (MODE/<msgid>/t.mbox.gz) answers as a search would
+            with ACT_LOCK:
+                ACTIVE[parts[0]] += 1
+                MAXACT[parts[0]] = max(MAXACT[parts[0]], ACTIVE[parts[0]])
+            try:
+                self.answer(parts[0])
+            finally:
+                with ACT_LOCK:
+                    ACTIVE[parts[0]] -= 1
+            return
         else:
             page = None
         if page is None:
