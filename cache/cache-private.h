@@ -159,7 +159,8 @@ GByteArray *cache_part_body(GMimePart *part);
  * what is beyond is never decoded */
 GByteArray *cache_part_body_max(GMimePart *part, size_t max, int *cut);
 void cache_extract_ids(const char *v, GPtrArray *out, GHashTable *seen);
-/* threadrefs.c: append the ids the message is threaded by to d->refs
+/* threadrefs.c: the ids the message is threaded by (REFS_MAX of them at
+ * most, the nearest) into d->refs, which holds none yet
  * (ENOMEM in d->err) */
 struct term_doc;
 void term_refs(struct term_doc *d, GMimeObject *o);

@@ -64,8 +64,8 @@ extern "C" int cache_index_open(const char *dir, cache_index_t **out, char *why,
 		return 0;
 	} catch (const Xapian::Error &e) {
 		return index_say(why, whylen, e);
-	} catch (const std::bad_alloc &) {
-		return ENOMEM;
+	} catch (...) {
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 }
 
@@ -91,6 +91,8 @@ extern "C" int cache_index_has(cache_index_t *x, const unsigned char *oid, int *
 		return 0;
 	} catch (const Xapian::Error &e) {
 		return index_say(nullptr, 0, e);
+	} catch (...) {
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 }
 
@@ -191,9 +193,9 @@ extern "C" int cache_index_add(cache_index_t *x, const unsigned char *oid, const
 	} catch (const Xapian::Error &e) {
 		cache_terms_free(&td);
 		return index_say(why, whylen, e);
-	} catch (const std::bad_alloc &) {
+	} catch (...) {
 		cache_terms_free(&td);
-		return ENOMEM;
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 }
 
@@ -207,6 +209,8 @@ extern "C" int cache_index_commit(cache_index_t *x, char *why, size_t whylen)
 		return 0;
 	} catch (const Xapian::Error &e) {
 		return index_say(why, whylen, e);
+	} catch (...) {
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 }
 
@@ -324,8 +328,8 @@ extern "C" int cache_index_search_threads(cache_index_t *x, const char *query, i
 		}
 	} catch (const Xapian::Error &e) {
 		return index_say(why, whylen, e);
-	} catch (const std::bad_alloc &) {
-		return ENOMEM;
+	} catch (...) {
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 	/* the callbacks write the cache: no lock of the index held */
 	for (const found &f : out) {

@@ -16,6 +16,11 @@
 #include "cache/terms.h"
 
 #define MAX_MID_SIZE 244        /* as terms.c: Xapian's term limit less 'Q' */
+/* The nearest ancestors a message links its thread by: the last ones of
+ * References and In-Reply-To.  public-inbox takes them all; a header of
+ * 100,000 ids would cost as many index records and lookups, and a thread
+ * is found by its nearest ancestors alone. */
+#define REFS_MAX 100
 
 /* PublicInbox::Address::emails of one header value, into seen */
 static void add_emails(GHashTable *seen, InternetAddressList *l)
@@ -65,22 +70,31 @@ void term_refs(struct term_doc *d, GMimeObject *o)
 		g_ptr_array_unref(v);
 	}
 	g_hash_table_remove_all(seen);
-	for (i = 0; i < ids->len && !d->err; i++) {
-		char *id = ids->pdata[i], **t;
+	/* from the last, REFS_MAX distinct ones at most, then in order */
+	for (i = ids->len, j = 0; i > 0 && j < REFS_MAX; i--) {
+		char *id = ids->pdata[i - 1];
 
 		if (strlen(id) > MAX_MID_SIZE)
 			id[MAX_MID_SIZE] = '\0';
-		if (g_hash_table_contains(addr, id) || g_hash_table_contains(seen, id))
+		if (g_hash_table_contains(addr, id) || g_hash_table_contains(seen, id)) {
+			ids->pdata[i - 1] = NULL;       /* left out */
+			g_free(id);
 			continue;
+		}
 		g_hash_table_add(seen, g_strdup(id));
-		if (!(t = realloc(d->refs, (d->nrefs + 1) * sizeof(*t))) ||
-		    !(t[d->nrefs] = strdup(id))) {
-			if (t)
-				d->refs = t;
+		j++;
+	}
+	if (j && !(d->refs = calloc(j, sizeof(*d->refs))))
+		d->err = ENOMEM;
+	for (; i < ids->len && !d->err; i++) {
+		const char *id = ids->pdata[i];
+
+		if (!id)
+			continue;
+		if (!(d->refs[d->nrefs] = strdup(id))) {
 			d->err = ENOMEM;
 			break;
 		}
-		d->refs = t;
 		d->nrefs++;
 	}
 	g_ptr_array_unref(ids);

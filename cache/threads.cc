@@ -229,7 +229,7 @@ extern "C" int cache_index_thread_upgrade(cache_index_t *x,
 		return 0;
 	} catch (const Xapian::Error &e) {
 		return index_say(why, whylen, e);
-	} catch (const std::bad_alloc &) {
-		return ENOMEM;
+	} catch (...) {
+		return ENOMEM;  /* std::bad_alloc, the one other it throws */
 	}
 }
