@@ -174,9 +174,31 @@ static struct local_memo *memo_get(struct run *r)
 	return m;
 }
 
-static void *run_source(void *arg)
+/* an archive on disk or cache:URL: view-local.c, the whole query every
+ * time (an import may bring mail of any date, so a dt: bound would miss
+ * it; what the view has is skipped cheaply) */
+static void search_local(struct run *r, const char *shown)
 {
-	struct run *r = arg;
+	struct local_memo *m = memo_get(r);
+
+	log_debug("search %s q=%s", shown, r->full_q);
+	if (m)
+		m->full = r->full;
+	r->err = view_local_search(r->v, r->url, r->full_q, r->threads, r->batch,
+				   &r->l->progress, &r->res, &r->imported, m);
+	if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
+		free(m->q);     /* stored: what the next search compares */
+		m->q = m->next_q;
+		m->gen = m->next_gen;
+		m->next_q = NULL;
+	}
+}
+
+/* a public-inbox over HTTP(S): net_search, or net_thread for a thread
+ * view; not while the server asked to be left alone, and at most
+ * host_refreshes at once per server */
+static void search_remote(struct run *r, struct sink *s, const char *shown)
+{
 	struct net_req req = {
 		.url = r->url, .query = r->q, .threads = r->threads != THREADS_OFF,
 		.timeout = r->v->o.timeout, .max_message = r->v->o.max_message,
@@ -185,51 +207,43 @@ static void *run_source(void *arg)
 		.cafile = r->v->o.cafile, .insecure = r->v->o.insecure,
 		.proxy = r->v->o.proxy, .stop = &r->v->stop, .cancel = &r->l->cancel,
 	};
+	char *ticket;
+
+	if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
+		log_debug("search %s skipped: %s", shown, r->res.error);
+		r->err = EBUSY;
+		return;
+	}
+	if ((r->err = net_host_enter(r->url, r->v->o.host_refreshes, &r->v->stop,
+				     &r->l->cancel, &ticket)))
+		return;
+	if (r->mid) {
+		req.query = r->mid;
+		log_debug("thread %s mid=%s", shown, r->mid);
+		r->err = net_thread(&req, on_message, s, &r->res);
+	} else {
+		log_debug("search %s q=%s", shown, r->q);
+		r->err = net_search(&req, on_message, s, &r->res);
+	}
+	net_host_leave(ticket);
+	busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
+}
+
+/* One search of one source, whatever its kind (a thread of view_search's
+ * for each source but the first): its messages go to the view's batch. */
+static void *source_search(void *arg)
+{
+	struct run *r = arg;
 	struct sink s = { .v = r->v, .batch = r->batch, .l = r->l };
 	char shown[512];
 
 	clock_gettime(CLOCK_MONOTONIC, &s.flushed);
 	memset(&r->res, 0, sizeof(r->res));
 	url_shown(r->url, shown, sizeof(shown));        /* cache:URL too */
-	if (view_is_local(r->url)) {
-		/* the whole query every time: an import may bring mail of any
-		 * date, so a dt: bound would miss it; what the view has is
-		 * skipped cheaply */
-		struct local_memo *m = memo_get(r);
-
-		log_debug("search %s q=%s", shown, r->full_q);
-		if (m)
-			m->full = r->full;
-		r->err = view_local_search(r->v, r->url, r->full_q, r->threads, r->batch,
-					   &r->l->progress, &r->res, &r->imported, m);
-		if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
-			free(m->q);     /* stored: what the next search compares */
-			m->q = m->next_q;
-			m->gen = m->next_gen;
-			m->next_q = NULL;
-		}
-	} else if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
-		log_debug("search %s skipped: %s", shown, r->res.error);
-		r->err = EBUSY;
-	} else {
-		char *ticket;
-
-		/* polite: host_refreshes searches at once per server */
-		r->err = net_host_enter(r->url, r->v->o.host_refreshes, &r->v->stop,
-					&r->l->cancel, &ticket);
-		if (!r->err) {
-			if (r->mid) {
-				req.query = r->mid;
-				log_debug("thread %s mid=%s", shown, r->mid);
-				r->err = net_thread(&req, on_message, &s, &r->res);
-			} else {
-				log_debug("search %s q=%s", shown, r->q);
-				r->err = net_search(&req, on_message, &s, &r->res);
-			}
-			net_host_leave(ticket);
-			busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
-		}
-	}
+	if (view_is_local(r->url))
+		search_local(r, shown);
+	else
+		search_remote(r, &s, shown);
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
 	else
@@ -421,10 +435,10 @@ void view_search(views_t *v, struct live *l)
 	l->last_query = n ? strdup(runs[0].q) : NULL;
 	pthread_mutex_unlock(&v->lock);
 	for (i = 1; i < n; i++)
-		if (pthread_create(&tids[i], NULL, run_source, &runs[i]))
-			run_source(&runs[i]), tids[i] = 0;
+		if (pthread_create(&tids[i], NULL, source_search, &runs[i]))
+			source_search(&runs[i]), tids[i] = 0;
 	if (n)
-		run_source(&runs[0]);
+		source_search(&runs[0]);
 	for (i = 1; i < n; i++)
 		if (tids[i])
 			pthread_join(tids[i], NULL);

@@ -19,11 +19,15 @@ grep -q fsanitize "$SRC_DIR/BUILD-FLAGS" 2>/dev/null && SAN=1
 pid_of() { cat "$M.pid"; }
 kb() { awk "/^$1:/ {print \$2}" "/proc/$(pid_of)/status"; }
 # peak and idle RSS of the daemon within the bounds (not for sanitizer builds)
-# (idle: the memory the daemon holds, RssAnon, once the background
-# indexing of the new mail is done, within 60 s; file-backed pages, the
-# cache's map and the libraries, are the kernel's to reclaim)
+# (idle: the memory the daemon holds, RssAnon, within 60 s of the end of
+# the background indexing of the new mail; file-backed pages, the cache's
+# map and the libraries, are the kernel's to reclaim)
 rss_ok() {
 	local peak idle
+	# idle: the background indexer is done with the new mail (on a
+	# loaded machine four 60 MB messages take it minutes), then a moment
+	test_wait_for 600 "grep -q \"^index-remote: on, 0 messages queued\" \"$M/queries/.status\"" ||
+		echo "the indexer was still busy"
 	[ -n "$SAN" ] || test_wait_for 60 "[ \$(kb RssAnon) -le $IDLE_MAX ]"
 	peak=$(kb VmHWM)
 	idle=$(kb RssAnon)
