@@ -36,7 +36,7 @@ test_expect_success 'a view fills from it' '
 if grep -q __asan_init "$LEIFS"; then bound=; else bound=100; fi
 test_expect_success '300 mkdir/ls/rmdir cycles: the daemon does not grow' '
 	cycles 50 && r0=$(rss) && cycles 250 && r1=$(rss) &&
-	echo "VmRSS after 50 cycles: $r0 kB, after 300: $r1 kB" >"$TRASH/rss.txt" &&
+	echo "VmRSS after 50 cycles: $r0 kB, after 300: $r1 kB" | tee "$TRASH/rss.txt" &&
 	{ [ -z "$bound" ] || [ $((r1 - r0)) -lt $bound ]; }
 '
 test_expect_success 'rmdir while refreshes run, then the mount is whole' '
