@@ -1,5 +1,6 @@
 /*
- * The LMDB environment (open, its tables and their migration, mappings),
+ * The LMDB environment (open, its tables and their migration (older
+ * layouts in migrate.c), mappings),
  * the ids and counters tables, references.  The views' records are in
  * view.c, a view's entries in entries.c, what it
  * loses (sweep, limit, delete) in sweep.c, message bytes in msgstore.c,
@@ -310,7 +311,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen)
 {
 	cache_t *c = calloc(1, sizeof(*c));
-	char path[4096];
+	char path[4096], mwhy[512];
 	MDB_txn *txn = NULL;
 	int rc, err;
 
@@ -354,9 +355,18 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &c->ids)) ||
 	    (rc = mdb_dbi_open(txn, "away", MDB_CREATE, &c->away)) ||
 	    (rc = mdb_dbi_open(txn, "counts", MDB_CREATE, &c->counts)) ||
+	    (rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
+	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)) ||
 	    (rc = index_ids(c, txn)) ||
 	    (rc = index_counts(c, txn)))
 		goto fail;
+	if ((rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
+		/* nothing of it was written: the transaction is aborted */
+		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "
+			 "was): %s", path, mwhy);
+		err = cache_errno(rc);
+		goto fail_quiet;
+	}
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
 		goto fail;
@@ -372,13 +382,15 @@ fail:
 			 path, mdb_strerror(rc));
 	else
 		snprintf(why, whylen, "cannot open cache %s: %s", path, mdb_strerror(rc));
+	err = cache_errno(rc);
+fail_quiet:
 	if (txn)
 		mdb_txn_abort(txn);
 	if (c->env)
 		mdb_env_close(c->env);
 	free(c->datafile);
 	free(c);
-	return cache_errno(rc);
+	return err;
 }
 
 uint64_t cache_version(cache_t *c)
