@@ -232,7 +232,7 @@ test_expect_success 'an older cache (archives as views, .config as files) opens 
 	refresh_read "$V" >read.after && test_cmp read.before read.after &&
 	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
 	ls "$M/queries" >views && ! grep -q source views &&
-	"$LEIFS" --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ] &&
+	{ "$LEIFS" --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ]; } &&
 	grep -q ", 1 local archives, 1 view settings;" check.out
 '
 
