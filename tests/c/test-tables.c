@@ -271,6 +271,80 @@ static void test_tables(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* the raw environment of the cache in dir, past cache_open, and one of
+ * its tables, in a write transaction */
+static int raw_open(const char *dir, const char *table, MDB_env **env, MDB_txn **txn,
+		    MDB_dbi *dbi)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/lmdb", dir);
+	if (mdb_env_create(env))
+		return -1;
+	mdb_env_set_maxdbs(*env, 16);
+	if (mdb_env_open(*env, path, 0, 0600) || mdb_txn_begin(*env, NULL, 0, txn)) {
+		mdb_env_close(*env);
+		return -1;
+	}
+	if (mdb_dbi_open(*txn, table, 0, dbi)) {
+		mdb_txn_abort(*txn);
+		mdb_env_close(*env);
+		return -1;
+	}
+	return 0;
+}
+
+/* a migration that fails writes nothing and says why */
+static void test_migration_fails(void)
+{
+	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], *text = NULL;
+	static const char bad[] = "\001source /srv/bad.git";
+	unsigned char key[8 + 8];
+	struct cache_view v;
+	MDB_val k = { sizeof(bad) - 1, (void *)bad }, d = { 3, "xyz" }, fk;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	cache_t *c;
+	size_t len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "w", "q", &v) == 0);
+	CHECK(cache_settings_put(c, v.id, "refresh = 60\n", 13) == 0);
+	CHECK(downgrade(c) == 0);
+	cache_close(c);
+	/* an old archive record too short to be one */
+	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
+	CHECK(mdb_put(txn, dbi, &k, &d, 0) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	why[0] = '\0';
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == EIO);
+	CHECK(strstr(why, "cannot upgrade cache") && strstr(why, "/srv/bad.git") == NULL &&
+	      strstr(why, "local archives"));
+	/* nothing moved: the .config is still a client file */
+	CHECK(raw_open(dir, "files", &env, &txn, &dbi) == 0);
+	CHECK(cache_key_name(key, sizeof(key), &fk, v.id, ".config") == 0);
+	CHECK(mdb_get(txn, dbi, &fk, &d) == 0);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	/* the bad record gone, the migration goes through */
+	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
+	CHECK(mdb_del(txn, dbi, &k, NULL) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && text &&
+	      !strcmp(text, "refresh = 60\n"));
+	free(text);
+	CHECK(check_clean(c));
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "downgrade")) {
@@ -292,6 +366,7 @@ int main(int argc, char **argv)
 	}
 	cache_mail_init();
 	test_tables();
+	test_migration_fails();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
