@@ -220,7 +220,7 @@ test_expect_success 'an older cache (archives as views, .config as files) opens 
 	settle "$V" "$last" &&
 	ls "$V/cur" | grep leifs >all && [ $(wc -l <all) -ge 3 ] &&
 	a=$(sed -n 1p all) && b=$(sed -n 2p all) &&
-	mv "$V/cur/$a" "$V/cur/${a%%:2,*}:2,F" && rm "$V/cur/$b" &&
+	mv "$V/cur/$a" "$V/cur/${a%%:2,*}:2,FP" && rm "$V/cur/$b" &&
 	ls "$V/cur" "$V/new" >names.before && cat "$V/.config" >config.before &&
 	refresh_read "$V" >read.before && [ -s read.before ] &&
 	leifs_umount "$M" &&
