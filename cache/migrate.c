@@ -11,10 +11,12 @@
  *    are; its view, id and counters records and its files go.
  *  - a view's .config was a client file ".config" of the view.  It becomes
  *    the view's settings record, with the time it was stored.
- * A cache of today has neither: one lookup in the views and a walk of the
- * client files (a few small records per view) find nothing to do.  Both
- * are looked for at every open, not once for all, so that a cache an older
- * leifs used again meanwhile is brought back too.
+ * Run once, for a cache without the sources table (store.c): a cache of
+ * today is not read at all at open, so that a damaged page waits for its
+ * reader (a view's EIO) rather than failing the mount.  The price: a cache
+ * an older leifs used again after this one keeps what was moved, but what
+ * the older one wrote meanwhile (a .config, an archive's record made anew)
+ * stays where it put it and is not seen.
  */
 #include <errno.h>
 #include <stdio.h>

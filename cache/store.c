@@ -313,7 +313,7 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	cache_t *c = calloc(1, sizeof(*c));
 	char path[4096], mwhy[512];
 	MDB_txn *txn = NULL;
-	int rc, err;
+	int rc, err, older;
 
 	*out = NULL;
 	if (!c)
@@ -355,12 +355,18 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &c->ids)) ||
 	    (rc = mdb_dbi_open(txn, "away", MDB_CREATE, &c->away)) ||
 	    (rc = mdb_dbi_open(txn, "counts", MDB_CREATE, &c->counts)) ||
-	    (rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
-	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)) ||
 	    (rc = index_ids(c, txn)) ||
 	    (rc = index_counts(c, txn)))
 		goto fail;
-	if ((rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
+	/* no sources table: a cache made before it, to migrate (once: a
+	 * cache of today has nothing to move, and no page of it is read) */
+	if ((rc = mdb_dbi_open(txn, "sources", 0, &c->sources)) && rc != MDB_NOTFOUND)
+		goto fail;
+	older = rc == MDB_NOTFOUND;
+	if ((rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
+	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)))
+		goto fail;
+	if (older && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
 		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "
 			 "was): %s", path, mwhy);
