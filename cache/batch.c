@@ -28,7 +28,8 @@ struct item {
 
 struct cache_batch {
 	cache_t *c;
-	uint64_t view;
+	uint64_t view;          /* or the source's id */
+	char *source;           /* the source's spec; NULL: a view's batch */
 	uint32_t epoch;         /* the view's epoch the batch was made for */
 	int to_cur;
 	uint32_t gen;
@@ -61,6 +62,18 @@ int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint3
 	return 0;
 }
 
+int cache_batch_new_source(cache_t *c, const struct cache_source *s, cache_batch_t **out)
+{
+	int err = cache_batch_new(c, s->id, 0, 1, 0, 0, CACHE_DEDUPE_NONE, out);
+
+	if (!err && !((*out)->source = strdup(s->spec))) {
+		cache_batch_free(*out);
+		*out = NULL;
+		err = ENOMEM;
+	}
+	return err;
+}
+
 static void drop_items(cache_batch_t *b)
 {
 	size_t i;
@@ -78,6 +91,7 @@ void cache_batch_free(cache_batch_t *b)
 		return;
 	drop_items(b);
 	free(b->items);
+	free(b->source);
 	free(b);
 }
 
@@ -348,8 +362,11 @@ int cache_batch_flush(cache_batch_t *b)
 		return 0;
 	if ((rc = mdb_txn_begin(b->c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
-	/* nothing goes under a view removed, or searched anew, meanwhile */
-	if ((rc = cache_view_alive(b->c, txn, b->view, &epoch)) || epoch != b->epoch) {
+	/* nothing goes under a view removed, or searched anew, meanwhile;
+	 * nor under a source removed */
+	epoch = b->epoch;
+	if ((rc = b->source ? cache_source_alive(b->c, txn, b->source, b->view) :
+		  cache_view_alive(b->c, txn, b->view, &epoch)) || epoch != b->epoch) {
 		mdb_txn_abort(txn);
 		drop_items(b);
 		return rc && rc != ENOENT ? rc : ECANCELED;
@@ -361,7 +378,7 @@ int cache_batch_flush(cache_batch_t *b)
 		if (i % DROP_EVERY == DROP_EVERY - 1)
 			cache_drop_mappings(b->c);
 	}
-	if (!rc)
+	if (!rc && !b->source)  /* a source's entries are counted by no one */
 		rc = cache_count_add(b->c, txn, b->view, b->delta);
 	if (rc) {
 		mdb_txn_abort(txn);

@@ -23,6 +23,9 @@ struct cache {
 			 * message that left the view, for when it returns */
 	MDB_dbi counts; /* view id (8, big-endian) -> count_rec: its entries
 			 * by where, kept in the transaction that changes them */
+	MDB_dbi sources;        /* spec -> source_rec + position (sources.c) */
+	MDB_dbi settings;       /* view id (8, big-endian) -> settings_rec +
+				 * the view's .config text (settings.c) */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -94,6 +97,19 @@ struct file_rec {
 	int64_t mtime;
 };
 
+/* a local archive (key: its spec): the id its entries are kept under and
+ * when the record was made; then the position its next import resumes
+ * at, to the end of the value */
+struct source_rec {
+	uint64_t id;
+	int64_t created;
+};
+
+/* a view's settings: when they were stored; then the .config text */
+struct settings_rec {
+	int64_t mtime;
+};
+
 int cache_errno(int rc);
 /* a view record (view.c): decoded into v (the caller releases it), or
  * written with mdb_put flags */
@@ -125,6 +141,26 @@ int cache_mkdir_p(const char *dir);
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		      int (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
 		      void *arg);
+/* The next id of a view or a source, from one counter: ids are never
+ * reused, and a source's is never a view's (view.c); an LMDB code. */
+int cache_next_id(cache_t *c, MDB_txn *txn, uint64_t *id);
+/* Drop every entry under id, releasing its messages (sweep.c); an LMDB code. */
+int cache_entries_drop(cache_t *c, MDB_txn *txn, uint64_t id);
+/* sources.c, inside the caller's txn: whether source `spec` is still the
+ * one with id `id` (0, ENOENT, or another errno); write its record;
+ * drop it and its entries (0 if there was none).  LMDB codes or errnos
+ * as cache_errno takes them. */
+int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id);
+int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
+		       int64_t created, const char *pos, size_t plen);
+int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
+/* settings.c: write view id's settings record, inside the caller's txn */
+int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
+			 const char *text, size_t len);
+/* migrate.c: bring a cache of an older layout to this one, inside
+ * cache_open's write transaction (all of it, or none); `why` says what
+ * failed.  An LMDB code or an errno. */
+int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen);
 /* Delete the client files of a view (inside the caller's write txn). */
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 void cache_key_id(unsigned char out[8], uint64_t id);

@@ -19,6 +19,10 @@
  *             no longer found it, a limit): it returns as the user left it.
  *             One small record per message the view ever lost; removed with
  *             the view.
+ *   settings  view id -> the view's .config text; removed with the view.
+ *   sources   spec -> a local archive's record: where its next import
+ *             resumes, and the id its messages are held under (entries
+ *             under an id that is never a view's: see sources.c).
  * A view's id is never reused, so rmdir + mkdir of one name starts fresh.
  *
  * Invariants: every entry's oid is in messages; a write transaction is never
@@ -160,7 +164,7 @@ int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
 			  uint32_t epoch, int64_t last_ok, int64_t last_try,
 			  const char *error, const char *last);
 /* Remove a view, its entries, flags, dedupe records, bookmarks, client
- * files and the state of messages that left it; messages no other view
+ * files, settings and the state of messages that left it; messages no other view
  * holds go too. */
 int cache_view_delete(cache_t *c, const char *name);
 /* Replace a view's query; the bookmark is cleared so that the next search
@@ -270,6 +274,44 @@ int cache_file_remove(cache_t *c, uint64_t id, const char *name);
 int cache_file_rename(cache_t *c, uint64_t id, const char *from, const char *to);
 int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg);
 
+/* ---- settings (a view's .config) ---- */
+
+#define CACHE_SETTINGS_MAX (256 * 1024)
+/* The settings text of view id (malloc'd, NUL-terminated, the caller's;
+ * `text` NULL: only its length and the time it was stored).  ENOENT: the
+ * view has none (it takes the defaults). */
+int cache_settings_get(cache_t *c, uint64_t id, char **text, size_t *len, int64_t *mtime);
+/* Store view id's settings text (stamped now); ENOENT once the view is
+ * removed, EFBIG over CACHE_SETTINGS_MAX. */
+int cache_settings_put(cache_t *c, uint64_t id, const char *text, size_t len);
+/* Forget them (ENOENT if there were none): the view takes the defaults. */
+int cache_settings_remove(cache_t *c, uint64_t id);
+
+/* ---- sources (local archives) ---- */
+
+struct cache_source {
+	char *spec;             /* the archive as views name it */
+	uint64_t id;            /* its messages' entries are under this id,
+				 * never a view's: for cache_batch_new_source */
+	int64_t created;
+	char *position;         /* where its next import resumes, "" at first */
+};
+void cache_source_release(struct cache_source *s);
+/* The record of `spec`; ENOENT if none, ENAMETOOLONG if it is empty or
+ * longer than 500 bytes. */
+int cache_source_get(cache_t *c, const char *spec, struct cache_source *out);
+/* The same, making it (position "") if there is none. */
+int cache_source_add(cache_t *c, const char *spec, struct cache_source *out);
+/* Record where the next import resumes; ENOENT if `spec` is no longer
+ * source `id` (removed, maybe made anew, meanwhile). */
+int cache_source_set_position(cache_t *c, const char *spec, uint64_t id, const char *pos);
+/* Forget a source: its record and entries; messages no view holds go. */
+int cache_source_remove(cache_t *c, const char *spec);
+/* Call fn for each source, in spec order; a non-zero return stops and is
+ * returned.  `s` is valid only during the call. */
+int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source *s),
+		      void *arg);
+
 /* A number that changes with every write to the cache (LMDB's last
  * transaction id): directories use it to tell the kernel their listing
  * may have changed. */
@@ -311,6 +353,10 @@ typedef struct cache_batch cache_batch_t;
  * that returns to a view gets back the state the user left it in. */
 int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint32_t gen,
 		    int full, int dedupe, cache_batch_t **out);
+/* A batch that holds messages for source `s` (its entries, in cur/, no
+ * dedupe): a flush writes nothing and answers ECANCELED once the source
+ * is removed. */
+int cache_batch_new_source(cache_t *c, const struct cache_source *s, cache_batch_t **out);
 /* 0: queued (or skipped as known).  Flushes by itself when the batch is big. */
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len);
 /* The same for a message the store has (a local index's hit): cheap when
@@ -330,9 +376,10 @@ void cache_batch_free(cache_batch_t *b);   /* drops what was not flushed */
 /* ---- consistency ---- */
 
 /* What cache_check() found: counts of records, and of problems (orphans:
- * records under a view id that is no view's). */
+ * records under a view id that is no view's, entries under an id that is
+ * no view's or source's). */
 struct cache_check {
-	uint64_t views, messages, held;
+	uint64_t views, sources, settings, messages, held;
 	uint64_t orphans, missing_messages, unheld_messages, wrong_refs, bad_records;
 	uint64_t wrong_counts;  /* views whose entry counters disagree with their entries */
 };

@@ -1,6 +1,7 @@
 /*
  * A consistency check of the cache (leifs --check DIR): every record under
- * a view id belongs to a view that exists, every entry's message is
+ * a view id belongs to a view that exists (entries: to a view or to a
+ * local archive's source record), every entry's message is
  * stored, each message's reference count is the number of entries
  * that hold it, and each view's counters (new, cur, hidden) are the
  * numbers of its entries.  One read transaction: a snapshot, safe while a daemon
@@ -42,15 +43,18 @@ struct check {
 	cache_t *c;
 	MDB_txn *txn;
 	GHashTable *views;      /* ids of views that exist */
+	GHashTable *sources;    /* ids of sources: their entries are no orphans */
 	GHashTable *held;       /* oid -> entries holding it */
 	GHashTable *tally;      /* view id -> struct count_rec, counted here */
 	struct cache_check *r;
 	FILE *out;
 };
 
-/* every record of dbi whose key starts with a view id that is no view's */
+/* every record of dbi whose key starts with a view id that is no view's
+ * (nor, for entries, a source's) */
 static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *count)
 {
+	int entries = dbi == ck->c->entry;
 	MDB_cursor *cur;
 	MDB_val k, d;
 	uint64_t last = 0;
@@ -61,7 +65,8 @@ static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *co
 	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		uint64_t id = key_view(&k);
 
-		if (k.mv_size < 8 || g_hash_table_contains(ck->views, &id))
+		if (k.mv_size < 8 || g_hash_table_contains(ck->views, &id) ||
+		    (entries && g_hash_table_contains(ck->sources, &id)))
 			continue;
 		++*count;
 		if (ck->out && id != last)
@@ -248,6 +253,65 @@ static int list_views(struct check *ck)
 	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
 }
 
+/* every source decodes, and its id is no view's (else its entries would
+ * be taken for the view's, and removed with it) */
+static int list_sources(struct check *ck)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = cache_cursor_open(ck->txn, ck->c->sources, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		struct source_rec r;
+		uint64_t *id;
+
+		if (d.mv_size < sizeof(r) || !k.mv_size) {
+			ck->r->bad_records++;
+			continue;
+		}
+		memcpy(&r, d.mv_data, sizeof(r));
+		ck->r->sources++;
+		if (g_hash_table_contains(ck->views, &r.id) ||
+		    g_hash_table_contains(ck->sources, &r.id)) {
+			ck->r->bad_records++;
+			if (ck->out)
+				fprintf(ck->out, "source %.*s has id %llu, taken already\n",
+					(int)k.mv_size, (const char *)k.mv_data,
+					(unsigned long long)r.id);
+			continue;
+		}
+		id = g_malloc(sizeof(*id));
+		*id = r.id;
+		g_hash_table_add(ck->sources, id);
+	}
+	cache_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+}
+
+/* settings records: whole, under a view that exists */
+static int check_settings(struct check *ck)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = cache_cursor_open(ck->txn, ck->c->settings, &cur)))
+		return cache_errno(rc);
+	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		if (k.mv_size != 8 || d.mv_size < sizeof(struct settings_rec)) {
+			ck->r->bad_records++;
+			continue;
+		}
+		ck->r->settings++;
+	}
+	cache_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return cache_errno(rc);
+	return orphans(ck, ck->c->settings, "settings", &ck->r->orphans);
+}
+
 int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 {
 	struct check ck = { .c = c, .r = r, .out = out };
@@ -259,7 +323,10 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 	ck.views = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	ck.held = g_hash_table_new(oid_hash, oid_equal);
 	ck.tally = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	ck.sources = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	if (!(err = list_views(&ck)) &&
+	    !(err = list_sources(&ck)) &&
+	    !(err = check_settings(&ck)) &&
 	    !(err = orphans(&ck, c->ids, "id record", &r->orphans)) &&
 	    !(err = orphans(&ck, c->entry, "entries", &r->orphans)) &&
 	    !(err = orphans(&ck, c->dedupe, "dedupe records", &r->orphans)) &&
@@ -274,6 +341,7 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 	g_hash_table_destroy(ck.held);
 	g_hash_table_destroy(ck.tally);
 	g_hash_table_destroy(ck.views);
+	g_hash_table_destroy(ck.sources);
 	cache_rd_end(ck.txn);
 	return err;
 }

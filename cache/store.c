@@ -1,5 +1,6 @@
 /*
- * The LMDB environment (open, its tables and their migration, mappings),
+ * The LMDB environment (open, its tables and their migration (older
+ * layouts in migrate.c), mappings),
  * the ids and counters tables, references.  The views' records are in
  * view.c, a view's entries in entries.c, what it
  * loses (sweep, limit, delete) in sweep.c, message bytes in msgstore.c,
@@ -310,9 +311,9 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen)
 {
 	cache_t *c = calloc(1, sizeof(*c));
-	char path[4096];
+	char path[4096], mwhy[512];
 	MDB_txn *txn = NULL;
-	int rc, err;
+	int rc, err, older;
 
 	*out = NULL;
 	if (!c)
@@ -357,6 +358,21 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	    (rc = index_ids(c, txn)) ||
 	    (rc = index_counts(c, txn)))
 		goto fail;
+	/* no sources table: a cache made before it, to migrate (once: a
+	 * cache of today has nothing to move, and no page of it is read) */
+	if ((rc = mdb_dbi_open(txn, "sources", 0, &c->sources)) && rc != MDB_NOTFOUND)
+		goto fail;
+	older = rc == MDB_NOTFOUND;
+	if ((rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
+	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)))
+		goto fail;
+	if (older && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
+		/* nothing of it was written: the transaction is aborted */
+		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "
+			 "was): %s", path, mwhy);
+		err = cache_errno(rc);
+		goto fail_quiet;
+	}
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
 		goto fail;
@@ -372,13 +388,15 @@ fail:
 			 path, mdb_strerror(rc));
 	else
 		snprintf(why, whylen, "cannot open cache %s: %s", path, mdb_strerror(rc));
+	err = cache_errno(rc);
+fail_quiet:
 	if (txn)
 		mdb_txn_abort(txn);
 	if (c->env)
 		mdb_env_close(c->env);
 	free(c->datafile);
 	free(c);
-	return cache_errno(rc);
+	return err;
 }
 
 uint64_t cache_version(cache_t *c)

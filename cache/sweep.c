@@ -110,6 +110,11 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 	return 0;
 }
 
+int cache_entries_drop(cache_t *c, MDB_txn *txn, uint64_t id)
+{
+	return drop_entries(c, txn, id, 1, 0, NULL);
+}
+
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
 		     uint32_t epoch, uint64_t *dropped)
 {
@@ -347,6 +352,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
+	    ((rc = mdb_del(txn, c->settings, &ik, NULL)) && rc != MDB_NOTFOUND) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
 	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND))

@@ -75,29 +75,36 @@ int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 	return 0;
 }
 
-int cache_view_create(cache_t *c, const char *name, const char *query,
-		      struct cache_view *out)
+int cache_next_id(cache_t *c, MDB_txn *txn, uint64_t *out)
 {
 	static const char next_key[] = "next-view-id";
 	MDB_val k = { sizeof(next_key) - 1, (void *)next_key }, d;
-	struct cache_view v = { .name = (char *)name, .query = (char *)query,
-				.error = "", .created = time(NULL) };
-	struct count_rec zero = { { 0 } };
-	MDB_txn *txn;
 	uint64_t id = 1;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
 	rc = mdb_get(txn, c->meta, &k, &d);
 	if (rc == 0 && d.mv_size == sizeof(id))
 		memcpy(&id, d.mv_data, sizeof(id));
 	else if (rc != MDB_NOTFOUND && rc != 0)
-		goto fail;
-	v.id = id++;
+		return rc;
+	*out = id++;
 	d.mv_size = sizeof(id);
 	d.mv_data = &id;
-	if ((rc = mdb_put(txn, c->meta, &k, &d, 0)) ||
+	return mdb_put(txn, c->meta, &k, &d, 0);
+}
+
+int cache_view_create(cache_t *c, const char *name, const char *query,
+		      struct cache_view *out)
+{
+	struct cache_view v = { .name = (char *)name, .query = (char *)query,
+				.error = "", .created = time(NULL) };
+	struct count_rec zero = { { 0 } };
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	if ((rc = cache_next_id(c, txn, &v.id)) ||
 	    (rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
 	    (rc = cache_id_put(c, txn, v.id, name)) ||
 	    (rc = cache_count_put(c, txn, v.id, &zero)))

@@ -35,7 +35,7 @@ static int add_view(void *arg, const struct cache_view *cv)
 {
 	struct list_ctx *c = arg;
 
-	if (views_is_internal(cv->name) || views_thread_name(cv->name))
+	if (views_thread_name(cv->name))
 		return 0;
 	/* not an inode the kernel can use: only lookup hands those out */
 	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
@@ -70,8 +70,6 @@ static int add_file(void *arg, const char *name)
 {
 	struct list_ctx *c = arg;
 
-	if (!viewnames_client_file(name))
-		return 0;       /* .config: listed with leifs's own files */
 	dir_add(c->req, c->d, name, (fuse_ino_t)(c->vid << 8 | 15), S_IFREG);
 	return c->d->err;
 }

@@ -63,11 +63,13 @@ static int check_cache(const char *dir)
 		fprintf(stderr, "leifs: cannot check %s: %s\n", dir, strerror(err));
 		return 2;
 	}
-	printf("%llu views, %llu messages (%llu held by entries); problems: %llu orphan records, "
+	printf("%llu views, %llu messages (%llu held by entries), %llu local archives, "
+	       "%llu view settings; problems: %llu orphan records, "
 	       "%llu entries without their message, %llu messages held by nothing, "
 	       "%llu wrong counts, %llu bad records, %llu views with wrong counters\n",
 	       (unsigned long long)r.views, (unsigned long long)r.messages,
-	       (unsigned long long)r.held, (unsigned long long)r.orphans,
+	       (unsigned long long)r.held, (unsigned long long)r.sources,
+	       (unsigned long long)r.settings, (unsigned long long)r.orphans,
 	       (unsigned long long)r.missing_messages, (unsigned long long)r.unheld_messages,
 	       (unsigned long long)r.wrong_refs, (unsigned long long)r.bad_records,
 	       (unsigned long long)r.wrong_counts);

@@ -1,6 +1,6 @@
 /*
- * VIEW/.config: the view's settings (settings.h) stored as a file of the
- * view, read back as the settings in effect, written with a pause.
+ * VIEW/.config: the view's settings (settings.h) stored in the cache's settings
+ * table, read back as the settings in effect, written with a pause.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,7 +55,7 @@ int views_text_time(views_t *v, const struct cache_view *cv, int which, const ch
 	char *copy = NULL;
 	int err = 0;
 
-	if (which && !cache_file_stat(v->cache, cv->id, ".config", &len, &stored))
+	if (which && !cache_settings_get(v->cache, cv->id, NULL, &len, &stored))
 		base = stored;
 	clock_gettime(CLOCK_REALTIME, &now);
 	pthread_mutex_lock(&v->lock);
@@ -137,7 +137,7 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 		settings_free(&old);
 		goto out;
 	}
-	err = cache_file_put(v->cache, cv.id, ".config", text, len);
+	err = cache_settings_put(v->cache, cv.id, text, len);
 	pthread_mutex_lock(&v->lock);
 	view_settings_forget(v, cv.id);
 	pthread_mutex_unlock(&v->lock);

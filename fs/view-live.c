@@ -100,7 +100,7 @@ static int settings_read(views_t *v, uint64_t id, struct settings *s)
 {
 	char *text = NULL, why[256];
 	size_t len = 0;
-	int err = cache_file_read(v->cache, id, ".config", &text, &len);
+	int err = cache_settings_get(v->cache, id, &text, &len, NULL);
 
 	if (err == ENOENT)
 		return settings_copy(&v->def, s);

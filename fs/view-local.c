@@ -3,11 +3,11 @@
  * import what the archive gained since the last import, index it, then
  * search the index with the view's query.
  *
- * Each archive's messages are kept by an internal view of its own (named
- * "\001source SPEC", never listed), so the store's reference counts hold
- * them while any view or the archive needs them, and its position (where
- * the next import resumes, net_archive_read) is a file of that view,
- * written only after the messages and the index are committed: a crash
+ * Each archive has a source record in the cache (cache.h, sources.c):
+ * its entries hold the archive's messages while any view or the archive
+ * needs them, and its position (where the next import resumes,
+ * net_archive_read) is written only after the messages and the index are
+ * committed: a crash
  * imports again what it had not recorded, which is harmless (blob ids).
  * Imports of one archive run one at a time; searches run at once.
  *
@@ -32,8 +32,6 @@
 #include "net/net.h"
 #include "query/query.h"
 
-#define POSITION "position"
-
 struct local {
 	struct local *next;
 	char *spec;
@@ -53,11 +51,6 @@ struct index_job {
 	unsigned char *oids;
 	size_t n;
 };
-
-int views_is_internal(const char *name)
-{
-	return name[0] == '\001';
-}
 
 /* the directory of spec's index: named for the source, not by it, never a
  * path made of what a user or a server wrote */
@@ -79,8 +72,8 @@ static int get_stored(void *arg, const unsigned char *oid, char **raw, size_t *l
 }
 
 /* An index made before thread ids gets them now, once, from the messages
- * the store holds (an archive's are all there: its internal view holds
- * them); a few seconds for a big one, at its first open after an
+ * the store holds (an archive's are all there: its source record's
+ * entries hold them); a few seconds for a big one, at its first open after an
  * upgrade of leifs.  Re-importing instead would read the whole archive
  * again. */
 static int thread_old_index(views_t *v, struct local *l, char *why, size_t whylen)
@@ -448,37 +441,19 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 	struct importer im = { .l = l, .progress = progress, .peek_q = peek_q,
 			       .peek = { .v = v, .batch = view_batch, .hit_flags = hit_flags },
 			       .next_peek = PEEK_FIRST };
-	struct cache_view sv = { 0 };
-	char *name = NULL, *pos = NULL, *next = NULL, priv[4096];
-	size_t plen = 0;
+	struct cache_source src = { 0 };
+	const char *pos;
+	char *next = NULL, priv[4096];
 	int err, e2;
 
-	if (asprintf(&name, "\001source %s", l->spec) < 0)
-		return ENOMEM;
 	pthread_mutex_lock(&l->import);
-	err = cache_view_get(v->cache, name, &sv);
-	if (err == ENOENT && !(err = cache_view_create(v->cache, name, l->spec, NULL)))
-		err = cache_view_get(v->cache, name, &sv);
-	if (err)
+	if ((err = cache_source_add(v->cache, l->spec, &src)) ||
+	    (err = cache_batch_new_source(v->cache, &src, &im.batch)))
 		goto out;
-	if ((e2 = cache_file_read(v->cache, sv.id, POSITION, &pos, &plen)) || !pos) {
-		free(pos);
-		pos = NULL;
-	} else {
-		char *t = realloc(pos, plen + 1);
-
-		if (!t) {
-			err = ENOMEM;
-			goto out;
-		}
-		pos = t;
-		pos[plen] = '\0';
-	}
-	if ((err = cache_batch_new(v->cache, sv.id, sv.epoch, 1, 0, 0, CACHE_DEDUPE_NONE, &im.batch)))
-		goto out;
+	pos = src.position;
 	/* git reads inboxes in leifs's own empty repository, never in theirs */
 	snprintf(priv, sizeof(priv), "%s/dates.git", v->o.cache_dir);
-	err = net_archive_read(l->spec, pos ? pos : "", priv, v->o.max_message, &v->stop,
+	err = net_archive_read(l->spec, pos, priv, v->o.max_message, &v->stop,
 			       import_msg, &im, &next, res);
 	/* keep whole messages that came, even from a read that failed */
 	e2 = cache_batch_flush(im.batch);
@@ -490,7 +465,7 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 	if (res->messages || err)
 		atomic_fetch_add(&l->gen, 1);
 	if (!err && next)
-		err = cache_file_put(v->cache, sv.id, POSITION, next, strlen(next));
+		err = cache_source_set_position(v->cache, l->spec, src.id, next);
 	if (err && !res->error[0]) {
 		const char *why = im.why[0] ? im.why : err == ENOSPC ?
 			"the cache is full (raise -o map_size)" : strerror(err);
@@ -503,13 +478,11 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 	}
 	*imported = im.indexed;
 	log_debug("import of %s from \"%s\": %zu read, %llu new, now at \"%s\"", l->spec,
-		  pos ? pos : "", res->messages, (unsigned long long)im.indexed, next ? next : "");
+		  pos, res->messages, (unsigned long long)im.indexed, next ? next : "");
 out:
 	pthread_mutex_unlock(&l->import);
 	cache_batch_free(im.batch);
-	cache_view_release(&sv);
-	free(name);
-	free(pos);
+	cache_source_release(&src);
 	free(next);
 	return err;
 }

@@ -292,8 +292,6 @@ static int add_row(void *arg, const struct cache_view *cv)
 	struct row *r;
 	size_t i;
 
-	if (views_is_internal(cv->name))
-		return 0;
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? 2 * rs->cap : 64;
 		struct row *t = realloc(rs->r, cap * sizeof(*t));

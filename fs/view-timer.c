@@ -107,7 +107,7 @@ static int refresh_if_due(void *arg, const struct cache_view *cv)
 	struct due *d = arg;
 	struct live *l;
 
-	if (views_is_internal(cv->name) || d->now - cv->last_try < d->v->o.refresh_all)
+	if (d->now - cv->last_try < d->v->o.refresh_all)
 		return 0;
 	pthread_mutex_lock(&d->v->lock);
 	l = live_get(d->v, cv->id, cv->name);

@@ -64,8 +64,8 @@ const char *viewnames_nth(size_t i, int *kind)
 	return view_children[i].name;
 }
 
-/* A client file of a view: a dot name that is none of leifs's own (.config
- * is kept for view settings), as mbsync's .uidvalidity, vim's swap file
+/* A client file of a view: a dot name that is none of leifs's own (so
+ * never .config, the view's settings, N_CONFIG), as mbsync's .uidvalidity, vim's swap file
  * and backup (.config.swp, .config~) or git's .config.lock; or the
  * temporary file of sed -i, perl -i or python's tempfile. */
 int viewnames_client_file(const char *name)
@@ -74,8 +74,7 @@ int viewnames_client_file(const char *name)
 
 	if (editor_temp_name(name))
 		return 1;
-	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") ||
-	    !strcmp(name, ".config") || strlen(name) > 255)
+	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > 255)
 		return 0;
 	for (i = 0; i < sizeof(view_children) / sizeof(view_children[0]); i++)
 		if (!strcmp(name, view_children[i].name))

@@ -16,7 +16,7 @@ int viewnames_child(const char *name);
 const char *viewnames_nth(size_t i, int *kind);
 
 /* whether `name` may be a client file of a view: a dot name that is none
- * of leifs's own (.config is kept for view settings), as mbsync's
+ * of leifs's own (never .config, the view's settings), as mbsync's
  * .uidvalidity, vim's swap file and backup or git's .config.lock; or a
  * temporary file that sed -i, perl -i or python's tempfile makes */
 int viewnames_client_file(const char *name);

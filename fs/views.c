@@ -218,8 +218,6 @@ int views_remove(views_t *v, const char *name)
 	struct live *l, **p;
 	int err;
 
-	if (views_is_internal(name))
-		return ENOENT;
 	/* gone from the cache first, so that no caller finds the view and
 	 * makes its live state anew; then its search stops at the next
 	 * message and writes nothing more (cache batches check the view at
@@ -351,8 +349,6 @@ int views_hidden(views_t *v, const char *name, char **out)
 
 int views_get(views_t *v, const char *name, struct cache_view *out)
 {
-	if (views_is_internal(name))
-		return ENOENT;  /* an archive's own record, not a view */
 	return cache_view_get(v->cache, name, out);
 }
 
@@ -554,8 +550,6 @@ static int collect_name(void *arg, const struct cache_view *cv)
 {
 	struct names *ns = arg;
 
-	if (views_is_internal(cv->name))
-		return 0;
 	if (ns->n == ns->cap) {
 		size_t cap = ns->cap ? 2 * ns->cap : 64;
 		char **t = realloc(ns->name, cap * sizeof(*t));

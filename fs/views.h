@@ -142,9 +142,6 @@ int views_file_rename(views_t *v, uint64_t vid, const char *from, const char *to
 int views_hidden(views_t *v, const char *name, char **out);
 int views_unhide(views_t *v, const char *name, const char *text, size_t len,
 		 char *why, size_t whylen);
-/* Whether a record of the cache is a local archive's own ("\001..."),
- * never shown or looked up as a view. */
-int views_is_internal(const char *name);
 /* The record of a view, ENOENT if none. */
 int views_get(views_t *v, const char *name, struct cache_view *out);
 

@@ -10,6 +10,10 @@ test_expect_success 'cache unit tests: views, entries, sweeps, user state, count
 	"$SRC_DIR/tests/c/test-cache" >cache.out 2>&1; rc=$?
 	cat cache.out; tail -n 1 cache.out | grep -q " 0 failed" && [ $rc -eq 0 ]
 '
+test_expect_success 'cache unit tests: sources, settings, an older cache migrated' '
+	"$SRC_DIR/tests/c/test-tables" >tables.out 2>&1; rc=$?
+	cat tables.out; tail -n 1 tables.out | grep -q " 0 failed" && [ $rc -eq 0 ]
+'
 test_expect_success 'local search unit tests: patch ids (against git), dates, index, archives' '
 	"$SRC_DIR/tests/c/test-local" >local.out 2>&1; rc=$?
 	cat local.out; tail -n 1 local.out | grep -q " 0 failed" && [ $rc -eq 0 ]

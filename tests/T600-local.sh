@@ -196,6 +196,46 @@ test_expect_success 'views and index survive a remount; nothing is imported twic
 	grep -q "^source: $PI_WORK/linux-rtc: ok" "$M/queries/s:rtc/.status"
 '
 
+# A cache an older leifs left: each archive kept as a view "\001source
+# SPEC" with its import position in a client file, each .config as a
+# client file (test-tables downgrade writes that layout).  The mount moves
+# them into their tables, losing nothing: the view, its .config, its flags
+# and hidden messages, and the import position (a refresh reads no more
+# of the archive than before the downgrade).
+status() { sed -n "s/^$2: //p" "$1/.status"; }
+settle() {
+	test_wait_for 30 "[ \"\$(status \"$1\" state)\" = fresh ] && [ \"\$(status \"$1\" last-refresh)\" != \"${2:-never}\" ]" ||
+		{ cat "$1/.status"; return 1; }
+}
+refresh_read() {
+	local last
+	last=$(status "$1" last-refresh) && sleep 1.1 && touch "$1/.refresh" &&
+	settle "$1" "$last" &&
+	sed -n "s/^source: .*: ok, [0-9]* messages, \(.* new in the archive .*\)$/\1/p" "$1/.status"
+}
+test_expect_success 'an older cache (archives as views, .config as files) opens with nothing lost' '
+	V="$M/queries/s:rtc" &&
+	last=$(status "$V" last-refresh) && sleep 1.1 &&
+	printf "[leifs]\n\tsource = %s\n\trefresh = 7200\n" "$PI_WORK/linux-rtc" >"$V/.config" &&
+	settle "$V" "$last" &&
+	ls "$V/cur" | grep leifs >all && [ $(wc -l <all) -ge 3 ] &&
+	a=$(sed -n 1p all) && b=$(sed -n 2p all) &&
+	mv "$V/cur/$a" "$V/cur/${a%%:2,*}:2,FP" && rm "$V/cur/$b" &&
+	ls "$V/cur" "$V/new" >names.before && cat "$V/.config" >config.before &&
+	refresh_read "$V" >read.before && [ -s read.before ] &&
+	leifs_umount "$M" &&
+	"$SRC_DIR/tests/c/test-tables" downgrade "$TRASH/cache" &&
+	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache" &&
+	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
+	cat "$V/.config" >config.after && test_cmp config.before config.after &&
+	grep -q "refresh = 7200" config.after &&
+	refresh_read "$V" >read.after && test_cmp read.before read.after &&
+	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
+	ls "$M/queries" >views && ! grep -q source views &&
+	{ "$LEIFS" --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ]; } &&
+	grep -q ", 1 local archives, 1 view settings;" check.out
+'
+
 # mail a remote source sent is indexed too: "cache:URL" searches it offline
 M5="$TRASH/mnt5"
 test_expect_success 'remote mail is indexed: a cache:URL view answers as the server' '

@@ -16,6 +16,8 @@
 #include "fs/config.h"
 #include "fs/options.h"
 #include "fs/settings.h"
+#include "fs/node.h"
+#include "fs/viewnames.h"
 #include "net/net.h"
 #include "query/prefix.h"
 #include "query/query.h"
@@ -638,6 +640,17 @@ static void test_options(void)
 	}
 }
 
+/* a view's own names are never client files: .config is its settings
+ * (a table of the cache), not a file a client may make or rename */
+static void test_view_names(void)
+{
+	CHECK(viewnames_child(".config") == N_CONFIG);
+	CHECK(!viewnames_client_file(".config"));
+	CHECK(!viewnames_client_file(".query") && !viewnames_client_file(".status"));
+	CHECK(viewnames_client_file(".uidvalidity"));
+	CHECK(viewnames_client_file(".config.lock") && viewnames_client_file(".config.swp"));
+}
+
 int main(void)
 {
 	test_names();
@@ -650,6 +663,7 @@ int main(void)
 	test_config();
 	test_settings();
 	test_options();
+	test_view_names();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,0 +1,366 @@
+/*
+ * C-level tests of the sources and settings tables (cache/sources.c,
+ * settings.c) and of the migration of an older cache into them
+ * (migrate.c).  Apart from test-cache.c, which is near its size limit.
+ *
+ *   test-tables                  run the tests
+ *   test-tables downgrade DIR    rewrite the cache in DIR (not in use) in
+ *                                the layout before these tables, as an
+ *                                older leifs left it: each source as a
+ *                                view "\001source SPEC" with a client file
+ *                                "position", each view's settings as a
+ *                                client file ".config", and neither table
+ *                                there.  The mount tests
+ *                                open such a cache (T600-local.sh).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "cache/cache-private.h"
+
+static int passed, failed;
+
+#define CHECK(expr) do { \
+	if (expr) { passed++; } else { failed++; \
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); } \
+} while (0)
+
+static const char msg1[] =
+	"From: a@b\nSubject: one\nDate: Tue, 01 Jul 2025 10:00:00 +0000\n"
+	"Message-ID: <t1@x>\n\nfirst body\n";
+static const char msg2[] =
+	"From: a@b\nSubject: two\nDate: Wed, 02 Jul 2025 10:00:00 +0000\n"
+	"Message-ID: <t2@x>\n\nsecond body\n";
+
+/* ---- the old layout, written as an older leifs wrote it ---- */
+
+static int put_old_file(cache_t *c, MDB_txn *txn, uint64_t id, const char *name,
+			int64_t mtime, const char *data, size_t len)
+{
+	struct file_rec fr = { .mtime = mtime };
+	unsigned char key[8 + 256];
+	MDB_val k, d = { sizeof(fr) + len, NULL };
+	int rc;
+
+	if ((rc = cache_key_name(key, sizeof(key), &k, id, name)) ||
+	    (rc = mdb_put(txn, c->files, &k, &d, MDB_RESERVE)))
+		return rc;
+	memcpy(d.mv_data, &fr, sizeof(fr));
+	memcpy((char *)d.mv_data + sizeof(fr), data, len);
+	return 0;
+}
+
+struct old_src {
+	char *spec, *pos;
+	uint64_t id;
+	int64_t created;
+};
+
+static int collect_src(void *arg, const struct cache_source *s)
+{
+	struct old_src **p = arg;
+
+	(*p)->spec = strdup(s->spec);
+	(*p)->pos = strdup(s->position);
+	(*p)->id = s->id;
+	(*p)->created = s->created;
+	(*p)++;
+	return 0;
+}
+
+/* every source a fake view, every settings record a ".config" file, in
+ * one transaction */
+static int downgrade(cache_t *c)
+{
+	struct old_src srcs[64] = { { 0 } }, *p = srcs;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	MDB_val k, d;
+	size_t i, n;
+	int rc;
+
+	if ((rc = cache_source_each(c, collect_src, &p)))
+		return rc;
+	n = (size_t)(p - srcs);
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return rc;
+	for (i = 0; !rc && i < n; i++) {
+		struct cache_view v = { .id = srcs[i].id, .query = srcs[i].spec, .error = "",
+					.created = srcs[i].created };
+		struct count_rec cr;
+		MDB_val sk = { strlen(srcs[i].spec), srcs[i].spec };
+
+		if (asprintf(&v.name, "\001source %s", srcs[i].spec) < 0)
+			return ENOMEM;
+		if (!(rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) &&
+		    !(rc = cache_id_put(c, txn, v.id, v.name)) &&
+		    !(rc = cache_count_walk(c, txn, v.id, &cr)) &&
+		    !(rc = cache_count_put(c, txn, v.id, &cr)) &&
+		    !(rc = mdb_del(txn, c->sources, &sk, NULL)) && srcs[i].pos[0])
+			rc = put_old_file(c, txn, v.id, "position", srcs[i].created,
+					  srcs[i].pos, strlen(srcs[i].pos));
+		free(v.name);
+	}
+	for (i = 0; i < n; i++) {
+		free(srcs[i].spec);
+		free(srcs[i].pos);
+	}
+	if (!rc && !(rc = cache_cursor_open(txn, c->settings, &cur))) {
+		while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST))) {
+			const unsigned char *kp = k.mv_data;
+			struct settings_rec sr;
+			uint64_t id = 0;
+			char *text;
+			size_t len = d.mv_size - sizeof(sr);
+			int j;
+
+			for (j = 0; j < 8; j++)
+				id = id << 8 | kp[j];
+			memcpy(&sr, d.mv_data, sizeof(sr));
+			if (!(text = malloc(len + 1))) {
+				rc = ENOMEM;
+				break;
+			}
+			memcpy(text, (char *)d.mv_data + sizeof(sr), len);
+			rc = mdb_cursor_del(cur, 0);
+			if (!rc)
+				rc = put_old_file(c, txn, id, ".config", sr.mtime, text, len);
+			free(text);
+			if (rc)
+				break;
+		}
+		cache_cursor_close(cur);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
+	/* and the tables go: their absence is what marks an older cache */
+	if (!rc && !(rc = mdb_drop(txn, c->sources, 1)))
+		rc = mdb_drop(txn, c->settings, 1);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	return mdb_txn_commit(txn);
+}
+
+/* ---- the tests ---- */
+
+static int count_view(void *arg, const struct cache_view *v)
+{
+	(void)v;
+	++*(int *)arg;
+	return 0;
+}
+
+static int count_entry(void *arg, const struct cache_entry *e)
+{
+	(void)e;
+	++*(int *)arg;
+	return 0;
+}
+
+static int check_clean(cache_t *c)
+{
+	struct cache_check r;
+
+	return !cache_check(c, stderr, &r) && !cache_check_problems(&r);
+}
+
+static void test_tables(void)
+{
+	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], *text;
+	unsigned char oid1[CACHE_OID_LEN], oid2[CACHE_OID_LEN];
+	struct cache_source s, s2;
+	struct cache_view v;
+	struct cache_entry e;
+	cache_batch_t *b;
+	cache_t *c;
+	size_t len;
+	int64_t mtime;
+	uint32_t flags = 0;
+	int n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	cache_oid(msg1, sizeof(msg1) - 1, oid1);
+	cache_oid(msg2, sizeof(msg2) - 1, oid2);
+
+	/* a source: made once, its id no view's, its position kept */
+	CHECK(cache_source_get(c, "/srv/a.git", &s) == ENOENT);
+	CHECK(cache_source_add(c, "", &s) == ENAMETOOLONG);
+	CHECK(cache_view_create(c, "v", "q", &v) == 0);
+	CHECK(cache_source_add(c, "/srv/a.git", &s) == 0);
+	CHECK(s.id != v.id && !strcmp(s.position, ""));
+	CHECK(cache_source_add(c, "/srv/a.git", &s2) == 0 && s2.id == s.id);
+	cache_source_release(&s2);
+	CHECK(cache_source_set_position(c, "/srv/a.git", s.id, "epoch 0 at abc") == 0);
+	CHECK(cache_source_set_position(c, "/srv/a.git", s.id + 99, "x") == ENOENT);
+	CHECK(cache_source_get(c, "/srv/a.git", &s2) == 0 &&
+	      !strcmp(s2.position, "epoch 0 at abc"));
+	cache_source_release(&s2);
+
+	/* its batch holds messages; a view that takes one too shares it */
+	CHECK(cache_batch_new_source(c, &s, &b) == 0);
+	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	CHECK(cache_batch_new(c, v.id, v.epoch, 0, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
+	CHECK(cache_batch_add_stored(b, oid1) == 0);
+	CHECK(cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	CHECK(cache_flags_parse("FS", &flags) == 0);
+	CHECK(cache_entry_update(c, v.id, oid1, CACHE_CUR, flags, 0) == 0);
+	n = 0;
+	CHECK(cache_view_each(c, count_view, &n) == 0 && n == 1);   /* no source among them */
+	CHECK(check_clean(c));
+
+	/* settings: stored, read, gone with the view */
+	CHECK(cache_settings_get(c, v.id, &text, &len, &mtime) == ENOENT);
+	CHECK(cache_settings_put(c, v.id, "limit = 5\n", 10) == 0);
+	CHECK(cache_settings_get(c, v.id, &text, &len, &mtime) == 0 && len == 10 &&
+	      !strcmp(text, "limit = 5\n") && mtime > 0);
+	free(text);
+	CHECK(cache_settings_put(c, v.id + 999, "x", 1) == ENOENT);   /* no such view */
+	CHECK(check_clean(c));
+
+	/* the old layout, migrated at the next open: nothing lost */
+	CHECK(downgrade(c) == 0);
+	cache_close(c);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	n = 0;
+	CHECK(cache_view_each(c, count_view, &n) == 0 && n == 1);
+	CHECK(cache_source_get(c, "/srv/a.git", &s2) == 0 && s2.id == s.id &&
+	      !strcmp(s2.position, "epoch 0 at abc"));
+	cache_source_release(&s2);
+	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && !strcmp(text, "limit = 5\n"));
+	free(text);
+	CHECK(cache_file_stat(c, v.id, ".config", &len, &mtime) == ENOENT);
+	CHECK(cache_entry_get(c, v.id, oid1, &e) == 0 && e.where == CACHE_CUR && e.flags == flags);
+	n = 0;
+	CHECK(cache_entry_each(c, s.id, count_entry, &n) == 0 && n == 2);
+	CHECK(check_clean(c));
+
+	/* a source removed: its messages no view holds go; the view keeps its own */
+	CHECK(cache_source_remove(c, "/srv/a.git") == 0);
+	CHECK(cache_source_remove(c, "/srv/a.git") == ENOENT);
+	CHECK(cache_msg_size(c, oid1, &len) == 0);
+	CHECK(cache_msg_size(c, oid2, &len) == ENOENT);
+	/* a batch of a removed source writes nothing */
+	CHECK(cache_batch_new_source(c, &s, &b) == 0);
+	CHECK(cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0);
+	CHECK(cache_batch_flush(b) == ECANCELED);
+	cache_batch_free(b);
+	CHECK(cache_view_delete(c, "v") == 0);
+	CHECK(cache_settings_get(c, v.id, NULL, &len, NULL) == ENOENT);
+	CHECK(check_clean(c));
+	cache_source_release(&s);
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* the raw environment of the cache in dir, past cache_open, and one of
+ * its tables, in a write transaction */
+static int raw_open(const char *dir, const char *table, MDB_env **env, MDB_txn **txn,
+		    MDB_dbi *dbi)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/lmdb", dir);
+	if (mdb_env_create(env))
+		return -1;
+	mdb_env_set_maxdbs(*env, 16);
+	if (mdb_env_open(*env, path, 0, 0600) || mdb_txn_begin(*env, NULL, 0, txn)) {
+		mdb_env_close(*env);
+		return -1;
+	}
+	if (mdb_dbi_open(*txn, table, 0, dbi)) {
+		mdb_txn_abort(*txn);
+		mdb_env_close(*env);
+		return -1;
+	}
+	return 0;
+}
+
+/* a migration that fails writes nothing and says why */
+static void test_migration_fails(void)
+{
+	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], *text = NULL;
+	static const char bad[] = "\001source /srv/bad.git";
+	unsigned char key[8 + 8];
+	struct cache_view v;
+	MDB_val k = { sizeof(bad) - 1, (void *)bad }, d = { 3, "xyz" }, fk;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	cache_t *c;
+	size_t len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "w", "q", &v) == 0);
+	CHECK(cache_settings_put(c, v.id, "refresh = 60\n", 13) == 0);
+	CHECK(downgrade(c) == 0);
+	cache_close(c);
+	/* an old archive record too short to be one */
+	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
+	CHECK(mdb_put(txn, dbi, &k, &d, 0) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	why[0] = '\0';
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == EIO);
+	CHECK(strstr(why, "cannot upgrade cache") && strstr(why, "/srv/bad.git") == NULL &&
+	      strstr(why, "local archives"));
+	/* nothing moved: the .config is still a client file */
+	CHECK(raw_open(dir, "files", &env, &txn, &dbi) == 0);
+	CHECK(cache_key_name(key, sizeof(key), &fk, v.id, ".config") == 0);
+	CHECK(mdb_get(txn, dbi, &fk, &d) == 0);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	/* the bad record gone, the migration goes through */
+	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
+	CHECK(mdb_del(txn, dbi, &k, NULL) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && text &&
+	      !strcmp(text, "refresh = 60\n"));
+	free(text);
+	CHECK(check_clean(c));
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "downgrade")) {
+		char why[512];
+		cache_t *c;
+		int rc;
+
+		cache_mail_init();
+		if (cache_open(argv[2], (size_t)1 << 30, &c, why, sizeof(why))) {
+			fprintf(stderr, "test-tables: %s\n", why);
+			return 1;
+		}
+		rc = downgrade(c);
+		cache_close(c);
+		if (rc)
+			fprintf(stderr, "test-tables: cannot downgrade %s: %s\n", argv[2],
+				rc > 0 ? strerror(rc) : mdb_strerror(rc));
+		return rc ? 1 : 0;
+	}
+	cache_mail_init();
+	test_tables();
+	test_migration_fails();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
