@@ -26,6 +26,8 @@ struct cache {
 	MDB_dbi sources;        /* spec -> source_rec + position (sources.c) */
 	MDB_dbi settings;       /* view id (8, big-endian) -> settings_rec +
 				 * the view's .config text (settings.c) */
+	int older;              /* opened by cache_open_check with neither
+				 * table: an older layout, read as it is */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -161,6 +163,13 @@ int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
  * cache_open's write transaction (all of it, or none); `why` says what
  * failed.  An LMDB code or an errno. */
 int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen);
+/* In cache_open's transaction: if an older leifs made an archive's view
+ * again since the upgrade, move it (and any .config files) as above, in a
+ * child transaction; a failure leaves them unseen.  1 if moved, else 0. */
+int cache_migrate_leftovers(cache_t *c, MDB_txn *txn);
+/* An older leifs's .config file of view id, written since the upgrade:
+ * moved into the settings table (the newer wins).  0 or an errno. */
+int cache_migrate_config(cache_t *c, uint64_t id);
 /* Delete the client files of a view (inside the caller's write txn). */
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 void cache_key_id(unsigned char out[8], uint64_t id);

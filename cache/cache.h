@@ -55,6 +55,9 @@ typedef struct cache cache_t;
  * holds a one-line reason. */
 int cache_open(const char *dir, size_t map_size, cache_t **out,
 	       char *why, size_t whylen);
+/* The same for leifs --check: a cache of an older layout is read as it
+ * is, never upgraded (an older daemon may be using it). */
+int cache_open_check(const char *dir, cache_t **out, char *why, size_t whylen);
 void cache_close(cache_t *c);
 
 /*
@@ -298,14 +301,17 @@ struct cache_source {
 };
 void cache_source_release(struct cache_source *s);
 /* The record of `spec`; ENOENT if none, ENAMETOOLONG if it is empty or
- * longer than 500 bytes. */
+ * longer than 511 bytes (LMDB's key limit). */
 int cache_source_get(cache_t *c, const char *spec, struct cache_source *out);
 /* The same, making it (position "") if there is none. */
 int cache_source_add(cache_t *c, const char *spec, struct cache_source *out);
 /* Record where the next import resumes; ENOENT if `spec` is no longer
  * source `id` (removed, maybe made anew, meanwhile). */
 int cache_source_set_position(cache_t *c, const char *spec, uint64_t id, const char *pos);
-/* Forget a source: its record and entries; messages no view holds go. */
+/* Forget a source: its record and entries; messages no view holds go.
+ * ENOENT if there is none.  (The daemon does not call it yet: an archive
+ * no view names any more keeps its messages, ready for the next view that
+ * names it, as before the sources table; --check lists every source.) */
 int cache_source_remove(cache_t *c, const char *spec);
 /* Call fn for each source, in spec order; a non-zero return stops and is
  * returned.  `s` is valid only during the call. */

@@ -11,12 +11,19 @@
  *    are; its view, id and counters records and its files go.
  *  - a view's .config was a client file ".config" of the view.  It becomes
  *    the view's settings record, with the time it was stored.
- * Run once, for a cache without the sources table (store.c): a cache of
- * today is not read at all at open, so that a damaged page waits for its
- * reader (a view's EIO) rather than failing the mount.  The price: a cache
- * an older leifs used again after this one keeps what was moved, but what
- * the older one wrote meanwhile (a .config, an archive's record made anew)
- * stays where it put it and is not seen.
+ * A record too short to read is left where it is (it is not a view's or
+ * a listing's: see cache_view_each, fs-dir.c) rather than failing the
+ * mount: it cost the old leifs only that record too.
+ *
+ * The whole move runs for a cache without the sources table (store.c): a
+ * cache of today is not walked at open, so that a damaged page waits for
+ * its reader (a view's EIO) rather than failing the mount.  An older
+ * leifs run on the cache after this one writes its old records again;
+ * they are moved when seen, the newer winning over what was moved before:
+ *  - an archive's view: one seek at every open finds it
+ *    (cache_migrate_leftovers);
+ *  - a .config client file: when the view's settings are read
+ *    (cache_migrate_config, from cache_settings_get).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,8 +98,8 @@ static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
 		struct old *s;
 
 		if (d.mv_size < sizeof(r)) {
-			rc = MDB_CORRUPTED;
-			break;
+			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+			continue;       /* unreadable: left as it is */
 		}
 		memcpy(&r, d.mv_data, sizeof(r));
 		if (!(s = olds_add(o)) || !(s->name = strndup(k.mv_data, k.mv_size))) {
@@ -121,7 +128,7 @@ static int read_file(cache_t *c, MDB_txn *txn, uint64_t id, const char *name,
 	if ((rc = mdb_get(txn, c->files, &k, &d)))
 		return rc == MDB_NOTFOUND ? 0 : rc;
 	if (d.mv_size < sizeof(fr))
-		return MDB_CORRUPTED;
+		return 0;       /* unreadable: none (an import starts over, harmless) */
 	memcpy(&fr, d.mv_data, sizeof(fr));
 	if (mtime)
 		*mtime = fr.mtime;
@@ -159,8 +166,9 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 		goto fail;
 	return 0;
 fail:
-	snprintf(why, whylen, "cannot move the record of local archive %s: %s", spec,
-		 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+	/* the reason first: a spec may fill the line */
+	snprintf(why, whylen, "%s, moving the record of local archive %s",
+		 rc > 0 ? strerror(rc) : mdb_strerror(rc), spec);
 	return rc;
 }
 
@@ -182,10 +190,8 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 		if (k.mv_size != 8 + sizeof(OLD_CONFIG) - 1 ||
 		    memcmp(p + 8, OLD_CONFIG, sizeof(OLD_CONFIG) - 1))
 			continue;
-		if (d.mv_size < sizeof(fr)) {
-			rc = MDB_CORRUPTED;
-			break;
-		}
+		if (d.mv_size < sizeof(fr))
+			continue;       /* unreadable: left as it is */
 		memcpy(&fr, d.mv_data, sizeof(fr));
 		if (!(s = olds_add(o)) || !(s->data = malloc(d.mv_size - sizeof(fr) + 1))) {
 			rc = ENOMEM;
@@ -210,8 +216,8 @@ static int move_config(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 	if ((rc = cache_key_name(key, sizeof(key), &k, s->id, OLD_CONFIG)) ||
 	    (rc = cache_settings_store(c, txn, s->id, s->created, s->data, s->len)) ||
 	    (rc = mdb_del(txn, c->files, &k, NULL))) {
-		snprintf(why, whylen, "cannot move the .config of view %llu: %s",
-			 (unsigned long long)s->id, rc > 0 ? strerror(rc) : mdb_strerror(rc));
+		snprintf(why, whylen, "%s, moving the .config of view %llu",
+			 rc > 0 ? strerror(rc) : mdb_strerror(rc), (unsigned long long)s->id);
 		return rc;
 	}
 	return 0;
@@ -225,7 +231,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 
 	/* the archives first: their views' files go with them */
 	if ((rc = find_sources(c, txn, &srcs))) {
-		snprintf(why, whylen, "cannot read the records of local archives: %s",
+		snprintf(why, whylen, "%s, reading the records of local archives",
 			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
 		goto out;
 	}
@@ -233,7 +239,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 		if ((rc = move_source(c, txn, &srcs.v[i], why, whylen)))
 			goto out;
 	if ((rc = find_configs(c, txn, &cfgs))) {
-		snprintf(why, whylen, "cannot read the views' .config files: %s",
+		snprintf(why, whylen, "%s, reading the views' .config files",
 			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
 		goto out;
 	}
@@ -244,4 +250,63 @@ out:
 	olds_free(&srcs);
 	olds_free(&cfgs);
 	return rc;
+}
+
+int cache_migrate_leftovers(cache_t *c, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k = { sizeof(OLD_SOURCE) - 1, OLD_SOURCE }, d;
+	MDB_txn *child;
+	char why[512];
+	int rc, found;
+
+	if ((rc = cache_cursor_open(txn, c->view, &cur)))
+		return 0;       /* a damaged page: its reader says so */
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	found = !rc && k.mv_size > sizeof(OLD_SOURCE) - 1 &&
+		!memcmp(k.mv_data, OLD_SOURCE, sizeof(OLD_SOURCE) - 1);
+	cache_cursor_close(cur);
+	if (!found)
+		return 0;
+	/* in a child transaction: a move that fails is undone alone, and the
+	 * mount goes on with the old records left unseen */
+	if (mdb_txn_begin(c->env, txn, 0, &child))
+		return 0;
+	if (cache_migrate(c, child, why, sizeof(why))) {
+		mdb_txn_abort(child);
+		return 0;
+	}
+	return mdb_txn_commit(child) ? 0 : 1;
+}
+
+int cache_migrate_config(cache_t *c, uint64_t id)
+{
+	unsigned char key[8 + sizeof(OLD_CONFIG)];
+	struct old s = { 0 };
+	MDB_txn *txn;
+	MDB_val k, d;
+	char why[256];
+	int rc;
+
+	if ((rc = cache_key_name(key, sizeof(key), &k, id, OLD_CONFIG)))
+		return cache_errno(rc);
+	if ((rc = cache_rd_begin(c, &txn)))
+		return cache_errno(rc);
+	rc = mdb_get(txn, c->files, &k, &d);
+	cache_rd_end(txn);
+	if (rc)
+		return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return cache_errno(rc);
+	s.id = id;
+	if (!(rc = read_file(c, txn, id, OLD_CONFIG, &s, &s.created)) && s.data &&
+	    !(rc = cache_view_alive(c, txn, id, NULL)) &&
+	    !(rc = move_config(c, txn, &s, why, sizeof(why)))) {
+		free(s.data);
+		return cache_errno(mdb_txn_commit(txn));
+	}
+	free(s.data);
+	mdb_txn_abort(txn);
+	/* unreadable, or the view is gone: nothing to take */
+	return rc == ENOENT || !rc ? 0 : cache_errno(rc);
 }

@@ -37,6 +37,8 @@ int cache_settings_get(cache_t *c, uint64_t id, char **text, size_t *len, int64_
 
 	if (text)
 		*text = NULL;
+	if ((err = cache_migrate_config(c, id)))
+		return err;
 	cache_key_id(key, id);
 	if ((rc = cache_rd_begin(c, &txn)))
 		return cache_errno(rc);

@@ -19,8 +19,9 @@
 
 #include "cache/cache-private.h"
 
-/* LMDB's default key limit is 511 bytes */
-#define SPEC_MAX 500
+/* LMDB's key limit (511 bytes by default, mdb_env_get_maxkeysize): an
+ * older cache's "\001source SPEC" view names held specs of up to 503 */
+#define SPEC_MAX 511
 
 static int spec_key(const char *spec, MDB_val *k)
 {
@@ -132,6 +133,9 @@ int cache_source_add(cache_t *c, const char *spec, struct cache_source *out)
 	uint64_t id;
 	int rc, err;
 
+	/* the usual case, a source recorded already, takes no writer's turn */
+	if ((err = cache_source_get(c, spec, out)) != ENOENT)
+		return err;
 	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
 		return cache_errno(rc);
 	err = get_txn(c, txn, spec, out);
@@ -141,9 +145,15 @@ int cache_source_add(cache_t *c, const char *spec, struct cache_source *out)
 			err = cache_errno(rc);
 		else
 			err = get_txn(c, txn, spec, out);
-		if (!err && (err = cache_errno(mdb_txn_commit(txn))))
-			cache_source_release(out);
-		return err;
+		if (!err) {
+			if ((err = cache_errno(mdb_txn_commit(txn))))
+				cache_source_release(out);
+			return err;
+		}
+	} else if (!err) {
+		/* another thread recorded it since the read above */
+		mdb_txn_abort(txn);
+		return 0;
 	}
 	mdb_txn_abort(txn);
 	return err;

@@ -307,8 +307,8 @@ int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 	return err;
 }
 
-int cache_open(const char *dir, size_t map_size, cache_t **out,
-	       char *why, size_t whylen)
+static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **out,
+		      char *why, size_t whylen)
 {
 	cache_t *c = calloc(1, sizeof(*c));
 	char path[4096], mwhy[512];
@@ -363,16 +363,25 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 	if ((rc = mdb_dbi_open(txn, "sources", 0, &c->sources)) && rc != MDB_NOTFOUND)
 		goto fail;
 	older = rc == MDB_NOTFOUND;
-	if ((rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
-	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)))
+	if (older && !upgrade) {
+		/* --check reads an older cache as it is: it is upgraded by
+		 * the mount that uses it, never under an older daemon */
+		c->older = 1;
+	} else if ((rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
+		   (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings))) {
 		goto fail;
-	if (older && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
+	}
+	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
 		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "
-			 "was): %s", path, mwhy);
+			 "was): %s%s", path, mwhy, rc == MDB_MAP_FULL ?
+			 "; mount it once with a larger -o map_size" : "");
 		err = cache_errno(rc);
 		goto fail_quiet;
 	}
+	/* an older leifs used the cache since: what it wrote again */
+	if (!older && upgrade)
+		cache_migrate_leftovers(c, txn);
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
 		goto fail;
@@ -397,6 +406,17 @@ fail_quiet:
 	free(c->datafile);
 	free(c);
 	return err;
+}
+
+int cache_open(const char *dir, size_t map_size, cache_t **out,
+	       char *why, size_t whylen)
+{
+	return open_cache(dir, map_size, 1, out, why, whylen);
+}
+
+int cache_open_check(const char *dir, cache_t **out, char *why, size_t whylen)
+{
+	return open_cache(dir, (size_t)64 << 30, 0, out, why, whylen);
 }
 
 uint64_t cache_version(cache_t *c)

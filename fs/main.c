@@ -53,7 +53,7 @@ static int check_cache(const char *dir)
 	char why[512];
 	int err;
 
-	if ((err = cache_open(dir, (size_t)64 << 30, &c, why, sizeof(why)))) {
+	if ((err = cache_open_check(dir, &c, why, sizeof(why)))) {
 		fprintf(stderr, "leifs: %s\n", why);
 		return 2;
 	}

@@ -288,19 +288,21 @@ static int raw_open(const char *dir, const char *table, MDB_env **env, MDB_txn *
 	return 0;
 }
 
-/* a migration that fails writes nothing and says why */
-static void test_migration_fails(void)
+/* an old record too short to read is left where it is, out of sight; the
+ * rest of the migration goes through (an older leifs lost only it too) */
+static void test_migration_bad_record(void)
 {
 	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], *text = NULL;
 	static const char bad[] = "\001source /srv/bad.git";
-	unsigned char key[8 + 8];
-	struct cache_view v;
-	MDB_val k = { sizeof(bad) - 1, (void *)bad }, d = { 3, "xyz" }, fk;
+	struct cache_view v, w;
+	struct cache_check r;
+	MDB_val k = { sizeof(bad) - 1, (void *)bad }, d = { 3, "xyz" };
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
 	cache_t *c;
 	size_t len;
+	int n = 0;
 
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
@@ -308,32 +310,142 @@ static void test_migration_fails(void)
 	CHECK(cache_settings_put(c, v.id, "refresh = 60\n", 13) == 0);
 	CHECK(downgrade(c) == 0);
 	cache_close(c);
-	/* an old archive record too short to be one */
 	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
 	CHECK(mdb_put(txn, dbi, &k, &d, 0) == 0);
-	CHECK(mdb_txn_commit(txn) == 0);
-	mdb_env_close(env);
-	why[0] = '\0';
-	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == EIO);
-	CHECK(strstr(why, "cannot upgrade cache") && strstr(why, "/srv/bad.git") == NULL &&
-	      strstr(why, "local archives"));
-	/* nothing moved: the .config is still a client file */
-	CHECK(raw_open(dir, "files", &env, &txn, &dbi) == 0);
-	CHECK(cache_key_name(key, sizeof(key), &fk, v.id, ".config") == 0);
-	CHECK(mdb_get(txn, dbi, &fk, &d) == 0);
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
-	/* the bad record gone, the migration goes through */
-	CHECK(raw_open(dir, "view", &env, &txn, &dbi) == 0);
-	CHECK(mdb_del(txn, dbi, &k, NULL) == 0);
 	CHECK(mdb_txn_commit(txn) == 0);
 	mdb_env_close(env);
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
 	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && text &&
 	      !strcmp(text, "refresh = 60\n"));
 	free(text);
+	/* no view, no listing, and --check names it */
+	CHECK(cache_view_get(c, bad, &w) == ENOENT);
+	CHECK(cache_view_each(c, count_view, &n) == 0 && n == 1);
+	CHECK(cache_check(c, NULL, &r) == 0 && r.bad_records == 1);
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* an old archive view as an older leifs writes it, under a new id */
+static int put_old_archive(cache_t *c, const char *spec, const char *pos, uint64_t *id)
+{
+	struct cache_view v = { .query = (char *)spec, .error = "", .created = 1 };
+	struct count_rec cr;
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return rc;
+	if (asprintf(&v.name, "\001source %s", spec) < 0) {
+		mdb_txn_abort(txn);
+		return ENOMEM;
+	}
+	if (!(rc = cache_next_id(c, txn, &v.id)) &&
+	    !(rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) &&
+	    !(rc = cache_id_put(c, txn, v.id, v.name)) &&
+	    !(rc = cache_count_walk(c, txn, v.id, &cr)) &&
+	    !(rc = cache_count_put(c, txn, v.id, &cr)))
+		rc = put_old_file(c, txn, v.id, "position", 2, pos, strlen(pos));
+	free(v.name);
+	if (rc) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	*id = v.id;
+	return mdb_txn_commit(txn);
+}
+
+static int put_old_config(cache_t *c, uint64_t id, const char *text)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
+		return rc;
+	if ((rc = put_old_file(c, txn, id, ".config", 3, text, strlen(text)))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	return mdb_txn_commit(txn);
+}
+
+/* an older leifs run on the cache after the upgrade: what it wrote again
+ * (an archive's view, a .config file) is taken, the newer winning */
+static void test_older_leifs_after_upgrade(void)
+{
+	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], *text = NULL;
+	struct cache_source s;
+	struct cache_view v, w;
+	uint64_t old_id = 0;
+	cache_t *c;
+	size_t len;
+	int n = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "w", "q", &v) == 0);
+	CHECK(cache_settings_put(c, v.id, "refresh = 60\n", 13) == 0);
+	CHECK(cache_source_add(c, "/srv/a.git", &s) == 0);
+	CHECK(cache_source_set_position(c, "/srv/a.git", s.id, "p1") == 0);
+	cache_source_release(&s);
+	/* the older leifs: its own archive view anew, its own .config */
+	CHECK(put_old_archive(c, "/srv/a.git", "p2", &old_id) == 0);
+	CHECK(put_old_config(c, v.id, "refresh = 9999\n") == 0);
+	cache_close(c);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_source_get(c, "/srv/a.git", &s) == 0 && s.id == old_id &&
+	      !strcmp(s.position, "p2"));
+	cache_source_release(&s);
+	CHECK(cache_view_each(c, count_view, &n) == 0 && n == 1);
+	CHECK(cache_view_get(c, "\001source /srv/a.git", &w) == ENOENT);
+	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && text &&
+	      !strcmp(text, "refresh = 9999\n"));
+	free(text);
+	text = NULL;
+	/* taken once: a later write of this leifs wins from then on */
+	CHECK(cache_settings_put(c, v.id, "refresh = 5\n", 12) == 0);
+	CHECK(cache_settings_get(c, v.id, &text, &len, NULL) == 0 && text &&
+	      !strcmp(text, "refresh = 5\n"));
+	free(text);
 	CHECK(check_clean(c));
 	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* the longest spec an old view name held (511 - "\001source ") moves; and
+ * --check reads an older cache as it is, writing nothing */
+static void test_long_spec_and_check(void)
+{
+	char dir[] = "/tmp/leifs-tables-XXXXXX", why[512], cmd[300], spec[504];
+	struct cache_source s;
+	struct cache_check r;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	cache_t *c;
+
+	memset(spec, 'a', sizeof(spec) - 1);
+	spec[0] = '/';
+	spec[sizeof(spec) - 1] = '\0';
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_source_add(c, spec, &s) == 0);
+	CHECK(cache_source_set_position(c, spec, s.id, "p") == 0);
+	cache_source_release(&s);
+	CHECK(downgrade(c) == 0);
+	cache_close(c);
+	CHECK(cache_open_check(dir, &c, why, sizeof(why)) == 0);
+	CHECK(cache_check(c, NULL, &r) == 0 && !cache_check_problems(&r) && r.views == 1);
+	cache_close(c);
+	CHECK(raw_open(dir, "sources", &env, &txn, &dbi) == -1);       /* still older */
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_source_get(c, spec, &s) == 0 && !strcmp(s.position, "p"));
+	cache_source_release(&s);
+	CHECK(check_clean(c));
 	cache_close(c);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
@@ -360,7 +472,9 @@ int main(int argc, char **argv)
 	}
 	cache_mail_init();
 	test_tables();
-	test_migration_fails();
+	test_migration_bad_record();
+	test_older_leifs_after_upgrade();
+	test_long_spec_and_check();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
