@@ -163,10 +163,11 @@ int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
  * cache_open's write transaction (all of it, or none); `why` says what
  * failed.  An LMDB code or an errno. */
 int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen);
-/* In cache_open's transaction: if an older leifs made an archive's view
- * again since the upgrade, move it (and any .config files) as above, in a
- * child transaction; a failure leaves them unseen.  1 if moved, else 0. */
-int cache_migrate_leftovers(cache_t *c, MDB_txn *txn);
+/* After cache_open's transaction: if an older leifs made an archive's
+ * view again since the upgrade, move it (and any .config files) as above,
+ * in a transaction of its own; a failure leaves them unseen.  1 if moved,
+ * else 0. */
+int cache_migrate_leftovers(cache_t *c);
 /* An older leifs's .config file of view id, written since the upgrade:
  * moved into the settings table (the newer wins).  0 or an errno. */
 int cache_migrate_config(cache_t *c, uint64_t id);

@@ -252,31 +252,36 @@ out:
 	return rc;
 }
 
-int cache_migrate_leftovers(cache_t *c, MDB_txn *txn)
+int cache_migrate_leftovers(cache_t *c)
 {
 	MDB_cursor *cur;
 	MDB_val k = { sizeof(OLD_SOURCE) - 1, OLD_SOURCE }, d;
-	MDB_txn *child;
+	MDB_txn *txn;
 	char why[512];
 	int rc, found;
 
-	if ((rc = cache_cursor_open(txn, c->view, &cur)))
-		return 0;       /* a damaged page: its reader says so */
+	/* a read transaction of its own: an error reading a damaged page
+	 * fails that transaction, never a writer's, and the mount goes on
+	 * (its reader will say EIO) */
+	if (cache_rd_begin(c, &txn))
+		return 0;
+	if ((rc = cache_cursor_open(txn, c->view, &cur))) {
+		cache_rd_end(txn);
+		return 0;
+	}
 	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	found = !rc && k.mv_size > sizeof(OLD_SOURCE) - 1 &&
 		!memcmp(k.mv_data, OLD_SOURCE, sizeof(OLD_SOURCE) - 1);
 	cache_cursor_close(cur);
-	if (!found)
+	cache_rd_end(txn);
+	if (!found || mdb_txn_begin(c->env, NULL, 0, &txn))
 		return 0;
-	/* in a child transaction: a move that fails is undone alone, and the
-	 * mount goes on with the old records left unseen */
-	if (mdb_txn_begin(c->env, txn, 0, &child))
-		return 0;
-	if (cache_migrate(c, child, why, sizeof(why))) {
-		mdb_txn_abort(child);
+	/* all or nothing; a move that fails leaves the old records unseen */
+	if (cache_migrate(c, txn, why, sizeof(why))) {
+		mdb_txn_abort(txn);
 		return 0;
 	}
-	return mdb_txn_commit(child) ? 0 : 1;
+	return mdb_txn_commit(txn) ? 0 : 1;
 }
 
 int cache_migrate_config(cache_t *c, uint64_t id)

@@ -379,15 +379,15 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 		err = cache_errno(rc);
 		goto fail_quiet;
 	}
-	/* an older leifs used the cache since: what it wrote again */
-	if (!older && upgrade)
-		cache_migrate_leftovers(c, txn);
 	if ((rc = mdb_txn_commit(txn))) {
 		txn = NULL;
 		goto fail;
 	}
 	find_map(c);
 	cache_guard_map(c->map, c->maplen);
+	/* an older leifs used the cache since: what it wrote again */
+	if (!older && upgrade)
+		cache_migrate_leftovers(c);
 	*out = c;
 	return 0;
 fail:
