@@ -198,7 +198,7 @@ static void drop(void **set, int *n, void *p)
 
 int cache_rd_begin(cache_t *c, MDB_txn **txn)
 {
-	int rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn);
+	int rc = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn));
 
 	if (!rc)
 		hold((void **)held_txn, &n_txn, *txn);
@@ -213,7 +213,7 @@ void cache_rd_end(MDB_txn *txn)
 
 int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur)
 {
-	int rc = mdb_cursor_open(txn, dbi, cur);
+	int rc = cache_errno(mdb_cursor_open(txn, dbi, cur));
 
 	if (!rc)
 		hold((void **)held_cur, &n_cur, *cur);

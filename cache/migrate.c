@@ -68,10 +68,10 @@ static struct old *olds_add(struct olds *o)
 	return &o->v[o->n++];
 }
 
-static int drop_all(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_all(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	(void)arg, (void)k, (void)d;
-	return 1;
+	return WALK_DROP;
 }
 
 /* the old archive views, copied out (values of a write transaction may
@@ -84,14 +84,14 @@ static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
 
 	if ((rc = cache_cursor_open(txn, c->view, &cur)))
 		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	while (!rc && k.mv_size > sizeof(OLD_SOURCE) - 1 &&
 	       !memcmp(k.mv_data, OLD_SOURCE, sizeof(OLD_SOURCE) - 1)) {
 		struct view_rec r;
 		struct old *s;
 
 		if (d.mv_size < sizeof(r)) {
-			rc = MDB_CORRUPTED;
+			rc = EIO;       /* a damaged record */
 			break;
 		}
 		memcpy(&r, d.mv_data, sizeof(r));
@@ -101,10 +101,10 @@ static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
 		}
 		s->id = r.id;
 		s->created = r.created;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* client file `name` of view id, copied into s->data (none: left NULL) */
@@ -118,10 +118,10 @@ static int read_file(cache_t *c, MDB_txn *txn, uint64_t id, const char *name,
 
 	if ((rc = cache_key_name(key, sizeof(key), &k, id, name)))
 		return rc;
-	if ((rc = mdb_get(txn, c->files, &k, &d)))
-		return rc == MDB_NOTFOUND ? 0 : rc;
+	if ((rc = cache_errno(mdb_get(txn, c->files, &k, &d))))
+		return rc == ENOENT ? 0 : rc;
 	if (d.mv_size < sizeof(fr))
-		return MDB_CORRUPTED;
+		return EIO;     /* a damaged record */
 	memcpy(&fr, d.mv_data, sizeof(fr));
 	if (mtime)
 		*mtime = fr.mtime;
@@ -149,9 +149,9 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 	if ((rc == ENOENT && (rc = cache_source_drop(c, txn, spec))) ||
 	    (rc = cache_source_store(c, txn, spec, s->id, s->created,
 				     s->data ? s->data : "", s->data ? s->len : 0)) ||
-	    (rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
-	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND) ||
+	    (rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
+	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
+	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = cache_walk_prefix(c, txn, c->files, s->id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, s->id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, s->id, drop_all, NULL)) ||
@@ -160,7 +160,7 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 	return 0;
 fail:
 	snprintf(why, whylen, "cannot move the record of local archive %s: %s", spec,
-		 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+		 strerror(rc));
 	return rc;
 }
 
@@ -173,7 +173,7 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 
 	if ((rc = cache_cursor_open(txn, c->files, &cur)))
 		return rc;
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		const unsigned char *p = k.mv_data;
 		struct file_rec fr;
 		struct old *s;
@@ -183,7 +183,7 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 		    memcmp(p + 8, OLD_CONFIG, sizeof(OLD_CONFIG) - 1))
 			continue;
 		if (d.mv_size < sizeof(fr)) {
-			rc = MDB_CORRUPTED;
+			rc = EIO;       /* a damaged record */
 			break;
 		}
 		memcpy(&fr, d.mv_data, sizeof(fr));
@@ -198,7 +198,7 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 		memcpy(s->data, (char *)d.mv_data + sizeof(fr), s->len);
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 static int move_config(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_t whylen)
@@ -209,9 +209,9 @@ static int move_config(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 
 	if ((rc = cache_key_name(key, sizeof(key), &k, s->id, OLD_CONFIG)) ||
 	    (rc = cache_settings_store(c, txn, s->id, s->created, s->data, s->len)) ||
-	    (rc = mdb_del(txn, c->files, &k, NULL))) {
+	    (rc = cache_errno(mdb_del(txn, c->files, &k, NULL)))) {
 		snprintf(why, whylen, "cannot move the .config of view %llu: %s",
-			 (unsigned long long)s->id, rc > 0 ? strerror(rc) : mdb_strerror(rc));
+			 (unsigned long long)s->id, strerror(rc));
 		return rc;
 	}
 	return 0;
@@ -226,7 +226,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 	/* the archives first: their views' files go with them */
 	if ((rc = find_sources(c, txn, &srcs))) {
 		snprintf(why, whylen, "cannot read the records of local archives: %s",
-			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+			 strerror(rc));
 		goto out;
 	}
 	for (i = 0; i < srcs.n; i++)
@@ -234,7 +234,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 			goto out;
 	if ((rc = find_configs(c, txn, &cfgs))) {
 		snprintf(why, whylen, "cannot read the views' .config files: %s",
-			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+			 strerror(rc));
 		goto out;
 	}
 	for (i = 0; i < cfgs.n; i++)
