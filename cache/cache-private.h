@@ -111,19 +111,21 @@ struct settings_rec {
 };
 
 /*
- * One error convention: every function of cache/ returns 0 or a positive
- * errno.  cache_errno is the one translator of an LMDB result, applied
- * where each mdb_* call is made (MDB_NOTFOUND -> ENOENT, MDB_KEYEXIST ->
- * EEXIST, MDB_MAP_FULL -> ENOSPC, MDB_READERS_FULL -> EAGAIN, another LMDB
- * code -> EIO); 0 and errnos pass through unchanged.  A damaged record
- * (a value of the wrong size) is EIO.
+ * One error convention: every function of cache/ that can fail returns 0
+ * or a positive errno.  cache_errno is the one translator of an LMDB
+ * result, applied where each mdb_* call is made (MDB_NOTFOUND -> ENOENT,
+ * MDB_KEYEXIST -> EEXIST, MDB_MAP_FULL -> ENOSPC, MDB_READERS_FULL ->
+ * EAGAIN, another LMDB code -> EIO); 0 and errnos pass through unchanged.
+ * A damaged record (a value of the wrong size) is EIO.  Only cache_open
+ * keeps LMDB's own code to its one exit, for the words of its message.
  */
 int cache_errno(int rc);
 /* a view record (view.c): decoded into v (the caller releases it), or
- * written with mdb_put flags */
+ * written with mdb_put flags (EEXIST: MDB_NOOVERWRITE and the name is
+ * taken) */
 int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
 int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
-/* the entry record at key k, copied out (sweep.c) */
+/* the entry record at key k, copied out (sweep.c); ENOENT if none */
 int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
 /* the ids table: view id -> its name (store.c) */
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name);
