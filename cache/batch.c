@@ -105,39 +105,41 @@ uint64_t cache_batch_known(const cache_batch_t *b)
 	return b->known;
 }
 
-/* 1: the view has it; 0: not; else a negative errno (a damaged record
- * or a failed read is an error, never taken as "not there").  *stored:
- * the store has it (date and content hash then come from its record). */
-static int lookup(cache_batch_t *b, struct item *it, int *stored)
+/* 0 or an errno (a failed read is an error, never taken as "not
+ * there": only ENOENT is).  *has: the view has it.  *stored: the store
+ * has it (date and content hash then come from its record). */
+static int lookup(cache_batch_t *b, struct item *it, int *has, int *stored)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { CACHE_OID_LEN, it->oid }, d;
 	MDB_txn *txn;
 	int rc;
 
-	*stored = 0;
+	*has = *stored = 0;
 	if ((rc = cache_rd_begin(b->c, &txn)))
-		return -cache_errno(rc);
-	if (!(rc = mdb_get(txn, b->c->msg, &k, &d)) && d.mv_size >= sizeof(struct msg_rec)) {
+		return rc;
+	if (!(rc = cache_errno(mdb_get(txn, b->c->msg, &k, &d))) &&
+	    d.mv_size >= sizeof(struct msg_rec)) {
 		struct msg_rec r;
 
 		memcpy(&r, d.mv_data, sizeof(r));
 		it->date = r.date;
 		memcpy(it->chash, r.chash, CACHE_CHASH_LEN);
 		*stored = 1;
-	} else if (rc && rc != MDB_NOTFOUND) {
+	} else if (rc && rc != ENOENT) {
 		cache_rd_end(txn);
-		return -cache_errno(rc);
+		return rc;
 	}
 	cache_key_id(key, b->view);
 	memcpy(key + 8, it->oid, CACHE_OID_LEN);
 	k.mv_size = sizeof(key);
 	k.mv_data = key;
-	rc = mdb_get(txn, b->c->entry, &k, &d);
+	rc = cache_errno(mdb_get(txn, b->c->entry, &k, &d));
 	cache_rd_end(txn);
-	if (rc && rc != MDB_NOTFOUND)
-		return -cache_errno(rc);
-	return rc == 0;
+	if (rc && rc != ENOENT)
+		return rc;
+	*has = rc == 0;
+	return 0;
 }
 
 /* the key this view's strategy dedupes by */
@@ -161,15 +163,14 @@ static void dedupe_key(cache_batch_t *b, struct item *it, const char *raw, size_
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 {
 	struct item it = { .len = len, .flags = b->next_flags };
-	int stored, rc;
+	int has, stored, rc;
 
 	cache_oid(raw, len, it.oid);
 	if (++b->lookups % DROP_EVERY == 0)
 		cache_drop_mappings(b->c);
-	rc = lookup(b, &it, &stored);
-	if (rc < 0)
-		return -rc;
-	if (rc == 1) {
+	if ((rc = lookup(b, &it, &has, &stored)))
+		return rc;
+	if (has) {
 		b->known++;
 		if (!b->full)
 			return 0;
@@ -232,15 +233,14 @@ int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uin
 	struct item it = { 0 };
 	size_t len;
 	char *raw;
-	int stored, rc;
+	int has, stored, rc;
 
 	memcpy(it.oid, oid, CACHE_OID_LEN);
 	if (++b->lookups % DROP_EVERY == 0)
 		cache_drop_mappings(b->c);
-	rc = lookup(b, &it, &stored);
-	if (rc < 0)
-		return -rc;
-	if (rc == 1 && !b->full) {
+	if ((rc = lookup(b, &it, &has, &stored)))
+		return rc;
+	if (has && !b->full) {
 		b->known++;
 		return 0;
 	}
@@ -255,24 +255,27 @@ int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uin
 	return rc;
 }
 
-/* Take the item's dedupe key for it: 0 if it is (now) the item's, 1 if
- * another copy holds it, else an LMDB error. */
-static int claim(cache_batch_t *b, MDB_txn *txn, const struct item *it)
+/* Take the item's dedupe key for it: *other is set if another copy
+ * holds it, else the key is (now) the item's; 0 or an errno. */
+static int claim(cache_batch_t *b, MDB_txn *txn, const struct item *it, int *other)
 {
 	unsigned char key[8 + CACHE_CHASH_LEN];
 	MDB_val k = { sizeof(key), key }, d;
 	int rc;
 
+	*other = 0;
 	cache_key_id(key, b->view);
 	memcpy(key + 8, it->dkey, CACHE_CHASH_LEN);
-	rc = mdb_get(txn, b->c->dedupe, &k, &d);
-	if (rc == 0)
-		return d.mv_size == CACHE_OID_LEN && !memcmp(d.mv_data, it->oid, CACHE_OID_LEN) ? 0 : 1;
-	if (rc != MDB_NOTFOUND)
+	rc = cache_errno(mdb_get(txn, b->c->dedupe, &k, &d));
+	if (rc == 0) {
+		*other = d.mv_size != CACHE_OID_LEN || memcmp(d.mv_data, it->oid, CACHE_OID_LEN);
+		return 0;
+	}
+	if (rc != ENOENT)
 		return rc;
 	d.mv_size = CACHE_OID_LEN;
 	d.mv_data = (void *)it->oid;
-	return mdb_put(txn, b->c->dedupe, &k, &d, 0);
+	return cache_errno(mdb_put(txn, b->c->dedupe, &k, &d, 0));
 }
 
 static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
@@ -283,11 +286,11 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		.date = it->date, .size = it->len, .gen = b->gen,
 		.where = b->to_cur ? CACHE_CUR : CACHE_NEW, .flags = it->flags,
 	};
-	int rc;
+	int rc, other;
 
 	cache_key_id(ekey, b->view);
 	memcpy(ekey + 8, it->oid, CACHE_OID_LEN);
-	if ((rc = mdb_get(txn, b->c->entry, &k, &d)) != MDB_NOTFOUND) {
+	if ((rc = cache_errno(mdb_get(txn, b->c->entry, &k, &d))) != ENOENT) {
 		if (rc || d.mv_size != sizeof(er))
 			return rc ? rc : EIO;
 		if (!it->touch)
@@ -298,19 +301,20 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		if (er.gen == b->gen)
 			return 0;
 		/* another copy holds its dedupe key: this one goes at the sweep */
-		if (it->has_dkey && (rc = claim(b, txn, it)))
-			return rc == 1 ? 0 : rc;
+		if (it->has_dkey && ((rc = claim(b, txn, it, &other)) || other))
+			return rc;
 		er.gen = b->gen;        /* seen by this full search: it stays */
 		d.mv_size = sizeof(er);
 		d.mv_data = &er;
-		return mdb_put(txn, b->c->entry, &k, &d, 0);
+		return cache_errno(mdb_put(txn, b->c->entry, &k, &d, 0));
 	}
 	if (it->touch)
 		return 0;       /* the view lost it meanwhile (a limit): nothing to mark */
-	if (it->has_dkey && (rc = claim(b, txn, it)))
-		return rc == 1 ? 0 : rc;        /* 1: a copy is in the view already */
+	if (it->has_dkey && ((rc = claim(b, txn, it, &other)) || other))
+		return rc;      /* other: a copy is in the view already */
 	/* back in the view: as the user left it */
-	if (!(rc = mdb_get(txn, b->c->away, &k, &d)) && d.mv_size == sizeof(struct away_rec)) {
+	if (!(rc = cache_errno(mdb_get(txn, b->c->away, &k, &d))) &&
+	    d.mv_size == sizeof(struct away_rec)) {
 		struct away_rec a;
 
 		memcpy(&a, d.mv_data, sizeof(a));
@@ -318,9 +322,9 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		er.was = a.was;
 		er.flags = a.flags;
 		er.uid = a.uid;
-		if ((rc = mdb_del(txn, b->c->away, &k, NULL)))
+		if ((rc = cache_errno(mdb_del(txn, b->c->away, &k, NULL))))
 			return rc;
-	} else if (rc && rc != MDB_NOTFOUND) {
+	} else if (rc && rc != ENOENT) {
 		return rc;
 	}
 	if (it->raw) {
@@ -330,11 +334,11 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		k.mv_size = CACHE_OID_LEN;
 		k.mv_data = (void *)it->oid;
 		d.mv_size = sizeof(mr) + it->len;
-		rc = mdb_put(txn, b->c->msg, &k, &d, MDB_NOOVERWRITE | MDB_RESERVE);
+		rc = cache_errno(mdb_put(txn, b->c->msg, &k, &d, MDB_NOOVERWRITE | MDB_RESERVE));
 		if (rc == 0) {
 			memcpy(d.mv_data, &mr, sizeof(mr));
 			memcpy((char *)d.mv_data + sizeof(mr), it->raw, it->len);
-		} else if (rc != MDB_KEYEXIST) {
+		} else if (rc != EEXIST) {
 			return rc;
 		}
 	}
@@ -342,7 +346,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	k.mv_data = ekey;
 	d.mv_size = sizeof(er);
 	d.mv_data = &er;
-	if ((rc = mdb_put(txn, b->c->entry, &k, &d, 0)) ||
+	if ((rc = cache_errno(mdb_put(txn, b->c->entry, &k, &d, 0))) ||
 	    (rc = cache_ref(b->c, txn, it->oid, 1)))
 		return rc;
 	b->delta[er.where < 3 ? er.where : CACHE_NEW]++;
@@ -360,8 +364,8 @@ int cache_batch_flush(cache_batch_t *b)
 
 	if (!b->n)
 		return 0;
-	if ((rc = mdb_txn_begin(b->c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(b->c->env, NULL, 0, &txn))))
+		return rc;
 	/* nothing goes under a view removed, or searched anew, meanwhile;
 	 * nor under a source removed */
 	epoch = b->epoch;
@@ -384,12 +388,12 @@ int cache_batch_flush(cache_batch_t *b)
 		mdb_txn_abort(txn);
 		b->added = added;       /* nothing of this batch was written */
 		b->known = known;
-		return cache_errno(rc);
+		return rc;
 	}
-	if ((rc = mdb_txn_commit(txn))) {
+	if ((rc = cache_errno(mdb_txn_commit(txn)))) {
 		b->added = added;
 		b->known = known;
-		return cache_errno(rc);
+		return rc;
 	}
 	drop_items(b);
 	cache_drop_mappings(b->c);

@@ -44,9 +44,9 @@ void cache_drop_mappings(cache_t *c);
  * take them: a fault that jumps out of the read releases what it held
  * (damage.c).  Every read transaction and cursor of cache/ goes through
  * these. */
-int cache_rd_begin(cache_t *c, MDB_txn **txn);
+int cache_rd_begin(cache_t *c, MDB_txn **txn);        /* 0 or an errno */
 void cache_rd_end(MDB_txn *txn);
-int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur);
+int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur);     /* the same */
 void cache_cursor_close(MDB_cursor *cur);
 
 /* Records are host-endian and copied in and out with memcpy (LMDB values
@@ -112,18 +112,28 @@ struct settings_rec {
 	int64_t mtime;
 };
 
+/*
+ * One error convention: every function of cache/ that can fail returns 0
+ * or a positive errno.  cache_errno is the one translator of an LMDB
+ * result, applied where each mdb_* call is made (MDB_NOTFOUND -> ENOENT,
+ * MDB_KEYEXIST -> EEXIST, MDB_MAP_FULL -> ENOSPC, MDB_READERS_FULL ->
+ * EAGAIN, another LMDB code -> EIO); 0 and errnos pass through unchanged.
+ * A damaged record (a value of the wrong size) is EIO.  Only cache_open
+ * keeps LMDB's own code to its one exit, for the words of its message.
+ */
 int cache_errno(int rc);
 /* a view record (view.c): decoded into v (the caller releases it), or
- * written with mdb_put flags */
+ * written with mdb_put flags (EEXIST: MDB_NOOVERWRITE and the name is
+ * taken) */
 int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
 int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
-/* the entry record at key k, copied out (sweep.c) */
+/* the entry record at key k, copied out (sweep.c); ENOENT if none */
 int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
-/* the ids table: view id -> its name (store.c); an LMDB code */
+/* the ids table: view id -> its name (store.c) */
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name);
-/* set view id's counters; an LMDB code */
+/* set view id's counters */
 int cache_count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_rec *r);
-/* view id's counters; MDB_NOTFOUND if it has none yet (store.c) */
+/* view id's counters; ENOENT if it has none yet (store.c) */
 int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r);
 /* the same, counted the slow way (a walk of its entries) */
 int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r);
@@ -138,20 +148,23 @@ int cache_check_file(const char *file, char *why, size_t whylen);
 void cache_guard_map(void *map, size_t len);
 /* mkdir -p, mode 0700; 0 or an errno */
 int cache_mkdir_p(const char *dir);
-/* Walk the keys of `dbi` that start with view id `id`: fn returns 1 to
- * delete the record, 0 to go on, -1 to stop (then -1 is returned). */
+/* Walk the keys of `dbi` that start with view id `id` (store.c): fn
+ * returns WALK_KEEP to go on, WALK_DROP to delete the record and go on,
+ * WALK_STOP to end the walk.  A callback that stops for an error keeps the
+ * errno in its context (arg): the walk returns 0 or an errno of its own
+ * (a failed read or delete), and the caller checks both. */
+enum walk { WALK_KEEP, WALK_DROP, WALK_STOP };
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
-		      int (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
+		      enum walk (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
 		      void *arg);
 /* The next id of a view or a source, from one counter: ids are never
- * reused, and a source's is never a view's (view.c); an LMDB code. */
+ * reused, and a source's is never a view's (view.c). */
 int cache_next_id(cache_t *c, MDB_txn *txn, uint64_t *id);
-/* Drop every entry under id, releasing its messages (sweep.c); an LMDB code. */
+/* Drop every entry under id, releasing its messages (sweep.c). */
 int cache_entries_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 /* sources.c, inside the caller's txn: whether source `spec` is still the
  * one with id `id` (0, ENOENT, or another errno); write its record;
- * drop it and its entries (0 if there was none).  LMDB codes or errnos
- * as cache_errno takes them. */
+ * drop it and its entries (0 if there was none). */
 int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id);
 int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 		       int64_t created, const char *pos, size_t plen);
@@ -161,7 +174,7 @@ int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
 			 const char *text, size_t len);
 /* migrate.c: bring a cache of an older layout to this one, inside
  * cache_open's write transaction (all of it, or none); `why` says what
- * failed.  An LMDB code or an errno. */
+ * failed. */
 int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen);
 /* After cache_open's transaction: if an older leifs made an archive's
  * view again since the upgrade, move it (and any .config files) as above,
@@ -182,7 +195,7 @@ int cache_entry_decode(const MDB_val *k, const MDB_val *d, struct cache_entry *e
  * goes when none is left. */
 int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta);
 /* Add delta[where] to view id's entry counts (inside the caller's write
- * txn, the one that moves the entries); a LMDB code. */
+ * txn, the one that moves the entries). */
 int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3]);
 
 /* gmime helpers (mail.c) shared with the indexer (terms.c).

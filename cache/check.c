@@ -61,8 +61,8 @@ static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *co
 	int rc;
 
 	if ((rc = cache_cursor_open(ck->txn, dbi, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		uint64_t id = key_view(&k);
 
 		if (k.mv_size < 8 || g_hash_table_contains(ck->views, &id) ||
@@ -75,7 +75,7 @@ static int orphans(struct check *ck, MDB_dbi dbi, const char *what, uint64_t *co
 		last = id;
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 static int count_entries(struct check *ck)
@@ -85,8 +85,8 @@ static int count_entries(struct check *ck)
 	int rc;
 
 	if ((rc = cache_cursor_open(ck->txn, ck->c->entry, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		const unsigned char *oid = (const unsigned char *)k.mv_data + 8;
 		gpointer n;
 
@@ -113,7 +113,10 @@ static int count_entries(struct check *ck)
 		g_hash_table_insert(ck->held, (gpointer)oid, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
 		mk.mv_size = CACHE_OID_LEN;
 		mk.mv_data = (void *)oid;
-		if (mdb_get(ck->txn, ck->c->msg, &mk, &md)) {
+		if ((rc = cache_errno(mdb_get(ck->txn, ck->c->msg, &mk, &md)))) {
+			if (rc != ENOENT)
+				break;  /* a failed read is not a missing message */
+			rc = 0;
 			ck->r->missing_messages++;
 			if (ck->out)
 				fprintf(ck->out, "entry of view %llu without its message\n",
@@ -121,7 +124,7 @@ static int count_entries(struct check *ck)
 		}
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 static void say_oid(FILE *out, const char *what, const unsigned char *oid, size_t a, size_t b)
@@ -142,15 +145,18 @@ static int check_refs(struct check *ck)
 
 	/* every stored message is held by as many entries as its count says */
 	if ((rc = cache_cursor_open(ck->txn, ck->c->msg, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		size_t held = k.mv_size == CACHE_OID_LEN ?
 			GPOINTER_TO_SIZE(g_hash_table_lookup(ck->held, k.mv_data)) : 0;
 		uint32_t n = 0;
 
 		ck->r->messages++;
-		if (!mdb_get(ck->txn, ck->c->refs, &k, &rd) && rd.mv_size == sizeof(n))
+		if (!(rc = cache_errno(mdb_get(ck->txn, ck->c->refs, &k, &rd))) &&
+		    rd.mv_size == sizeof(n))
 			memcpy(&n, rd.mv_data, sizeof(n));
+		else if (rc && rc != ENOENT)
+			break;
 		if (!held) {
 			ck->r->unheld_messages++;
 			say_oid(ck->out, "message held by no entry, count", k.mv_data, n, 0);
@@ -160,20 +166,23 @@ static int check_refs(struct check *ck)
 		}
 	}
 	cache_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return cache_errno(rc);
+	if (rc != ENOENT)
+		return rc;
 	/* and no count is left for a message that went */
 	if ((rc = cache_cursor_open(ck->txn, ck->c->refs, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		rk = k;
-		if (mdb_get(ck->txn, ck->c->msg, &rk, &rd)) {
+		if ((rc = cache_errno(mdb_get(ck->txn, ck->c->msg, &rk, &rd)))) {
+			if (rc != ENOENT)
+				break;
+			rc = 0;
 			ck->r->wrong_refs++;
 			say_oid(ck->out, "count of a message not stored", k.mv_data, 0, 0);
 		}
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* each view's counters against the entries counted */
@@ -195,8 +204,8 @@ static int check_counts(struct check *ck)
 		if (!t)
 			t = &zero;
 		cache_key_id(kb, id);
-		if ((rc = mdb_get(ck->txn, ck->c->counts, &k, &d)) && rc != MDB_NOTFOUND)
-			return cache_errno(rc);
+		if ((rc = cache_errno(mdb_get(ck->txn, ck->c->counts, &k, &d))) && rc != ENOENT)
+			return rc;
 		if (rc || d.mv_size != sizeof(r)) {
 			ck->r->wrong_counts++;
 			if (ck->out)
@@ -223,8 +232,8 @@ static int list_views(struct check *ck)
 	int rc;
 
 	if ((rc = cache_cursor_open(ck->txn, ck->c->view, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		struct view_rec r;
 		uint64_t *id;
 		unsigned char key[8];
@@ -241,8 +250,12 @@ static int list_views(struct check *ck)
 		*id = r.id;
 		g_hash_table_add(ck->views, id);
 		cache_key_id(key, r.id);
-		if (mdb_get(ck->txn, ck->c->ids, &ik, &id_d) || id_d.mv_size != k.mv_size ||
+		if ((rc = cache_errno(mdb_get(ck->txn, ck->c->ids, &ik, &id_d))) &&
+		    rc != ENOENT)
+			break;
+		if (rc || id_d.mv_size != k.mv_size ||
 		    memcmp(id_d.mv_data, k.mv_data, k.mv_size)) {
+			rc = 0;
 			ck->r->bad_records++;
 			if (ck->out)
 				fprintf(ck->out, "view %llu has no id record\n",
@@ -250,7 +263,7 @@ static int list_views(struct check *ck)
 		}
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* every source decodes, and its id is no view's (else its entries would
@@ -262,8 +275,8 @@ static int list_sources(struct check *ck)
 	int rc;
 
 	if ((rc = cache_cursor_open(ck->txn, ck->c->sources, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		struct source_rec r;
 		uint64_t *id;
 
@@ -287,7 +300,7 @@ static int list_sources(struct check *ck)
 		g_hash_table_add(ck->sources, id);
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* settings records: whole, under a view that exists */
@@ -298,8 +311,8 @@ static int check_settings(struct check *ck)
 	int rc;
 
 	if ((rc = cache_cursor_open(ck->txn, ck->c->settings, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		if (k.mv_size != 8 || d.mv_size < sizeof(struct settings_rec)) {
 			ck->r->bad_records++;
 			continue;
@@ -307,8 +320,8 @@ static int check_settings(struct check *ck)
 		ck->r->settings++;
 	}
 	cache_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return cache_errno(rc);
+	if (rc != ENOENT)
+		return rc;
 	return orphans(ck, ck->c->settings, "settings", &ck->r->orphans);
 }
 
@@ -319,7 +332,7 @@ int cache_check(cache_t *c, FILE *out, struct cache_check *r)
 
 	memset(r, 0, sizeof(*r));
 	if ((rc = cache_rd_begin(c, &ck.txn)))
-		return cache_errno(rc);
+		return rc;
 	ck.views = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	ck.held = g_hash_table_new(oid_hash, oid_equal);
 	ck.tally = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);

@@ -48,13 +48,14 @@ struct meta {
 	uint64_t last_pg, txnid;
 };
 
+/* the meta page at `at`: 0, or EIO if it is unreadable or not one */
 static int meta_read(int fd, off_t at, struct meta *m)
 {
 	unsigned char b[META_HDR + META_LEN];
 	uint32_t magic, version;
 
 	if (pread(fd, b, sizeof(b), at) != (ssize_t)sizeof(b))
-		return -1;
+		return EIO;
 	memcpy(&magic, b + META_HDR + META_OFF_MAGIC, 4);
 	memcpy(&version, b + META_HDR + META_OFF_VERSION, 4);
 	memcpy(&m->psize, b + META_HDR + META_OFF_PSIZE, 4);
@@ -62,7 +63,7 @@ static int meta_read(int fd, off_t at, struct meta *m)
 	memcpy(&m->txnid, b + META_HDR + META_OFF_TXNID, 8);
 	if (magic != META_MAGIC || version != 1 || m->psize < 512 ||
 	    m->psize > 65536 || (m->psize & (m->psize - 1)))
-		return -1;
+		return EIO;
 	return 0;
 }
 
@@ -198,7 +199,7 @@ static void drop(void **set, int *n, void *p)
 
 int cache_rd_begin(cache_t *c, MDB_txn **txn)
 {
-	int rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn);
+	int rc = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, txn));
 
 	if (!rc)
 		hold((void **)held_txn, &n_txn, *txn);
@@ -213,7 +214,7 @@ void cache_rd_end(MDB_txn *txn)
 
 int cache_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cur)
 {
-	int rc = mdb_cursor_open(txn, dbi, cur);
+	int rc = cache_errno(mdb_cursor_open(txn, dbi, cur));
 
 	if (!rc)
 		hold((void **)held_cur, &n_cur, *cur);

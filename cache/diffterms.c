@@ -8,6 +8,7 @@
  * no library offers; each branch names the Perl it follows.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static void push_xnq(struct diffst *s, const char *l, size_t n)
 		char *t = realloc(s->xnq, cap);
 
 		if (!t) {
-			s->d->err = 1;
+			s->d->err = ENOMEM;
 			return;
 		}
 		s->xnq = t;
@@ -71,14 +72,14 @@ static void file_name(struct diffst *s, const char *fn)
 		size_t cap = s->capseen ? s->capseen * 2 : 8;
 
 		if (!(t = realloc(s->seen, cap * sizeof(*t)))) {
-			s->d->err = 1;
+			s->d->err = ENOMEM;
 			return;
 		}
 		s->seen = t;
 		s->capseen = cap;
 	}
 	if (!(s->seen[s->nseen] = strdup(fn))) {
-		s->d->err = 1;
+		s->d->err = ENOMEM;
 		return;
 	}
 	s->nseen++;
@@ -401,7 +402,7 @@ void term_diff(struct term_doc *d, const char *txt, size_t len)
 	size_t n = 0, cap = 0, i;
 
 	if (!copy) {
-		d->err = 1;
+		d->err = ENOMEM;
 		return;
 	}
 	memcpy(copy, txt, len);
@@ -414,7 +415,7 @@ void term_diff(struct term_doc *d, const char *txt, size_t len)
 			char **t = realloc(lines, (cap = cap ? cap * 2 : 64) * sizeof(*t));
 
 			if (!t) {
-				d->err = 1;
+				d->err = ENOMEM;
 				goto out;
 			}
 			lines = t;

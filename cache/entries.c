@@ -80,14 +80,14 @@ static int entry_walk(cache_t *c, uint64_t id, int hidden,
 
 	cache_key_id(pfx, id);
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	if ((rc = cache_cursor_open(txn, c->entry, &cur))) {
 		cache_rd_end(txn);
-		return cache_errno(rc);
+		return rc;
 	}
 	k.mv_size = sizeof(pfx);
 	k.mv_data = pfx;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
 		struct cache_entry e;
 
@@ -95,14 +95,14 @@ static int entry_walk(cache_t *c, uint64_t id, int hidden,
 			break;
 		if ((e.where == CACHE_HIDDEN) == !!hidden && (err = fn(arg, &e)))
 			break;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 		/* listings and .status counts walk every entry, often: unmap
 		 * now and then (each time costs the pages' faults again) */
 		if (++n % (16 * DROP_EVERY) == 0)
 			cache_drop_mappings(c);
 	}
-	if (!err && rc && rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
+	if (!err && rc && rc != ENOENT)
+		err = rc;
 	cache_cursor_close(cur);
 	cache_rd_end(txn);
 	return err;
@@ -119,14 +119,14 @@ int cache_entry_any(cache_t *c, uint64_t id, int *any)
 	*any = 0;
 	cache_key_id(pfx, id);
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	if (!(rc = cache_cursor_open(txn, c->entry, &cur))) {
-		rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 		*any = !rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8);
 		cache_cursor_close(cur);
 	}
 	cache_rd_end(txn);
-	return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }
 
 int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out)
@@ -137,13 +137,13 @@ int cache_view_counts(cache_t *c, uint64_t id, struct cache_counts *out)
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	if (!(rc = cache_view_alive(c, txn, id, NULL)) &&
-	    (rc = cache_count_get(c, txn, id, &r)) == MDB_NOTFOUND)
+	    (rc = cache_count_get(c, txn, id, &r)) == ENOENT)
 		rc = cache_count_walk(c, txn, id, &r);        /* cannot be after open */
 	cache_rd_end(txn);
 	if (rc)
-		return rc == ENOENT ? ENOENT : cache_errno(rc);
+		return rc;
 	out->new_ = r.n[CACHE_NEW];
 	out->cur = r.n[CACHE_CUR];
 	out->hidden = r.n[CACHE_HIDDEN];
@@ -173,9 +173,9 @@ int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
 	cache_key_id(key, id);
 	memcpy(key + 8, oid, CACHE_OID_LEN);
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->entry, &k, &d);
-	err = rc ? cache_errno(rc) : cache_entry_decode(&k, &d, out);
+		return rc;
+	rc = cache_errno(mdb_get(txn, c->entry, &k, &d));
+	err = rc ? rc : cache_entry_decode(&k, &d, out);
 	cache_rd_end(txn);
 	return err;
 }
@@ -227,8 +227,8 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 
 	cache_key_id(key, id);
 	memcpy(key + 8, oid, CACHE_OID_LEN);
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	if ((rc = cache_entry_read(c, txn, &k, &r)))
 		goto fail;
 	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
@@ -246,59 +246,65 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 	r.uid = uid;
 	d.mv_size = sizeof(r);
 	d.mv_data = &r;
-	if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
+	if ((rc = cache_errno(mdb_put(txn, c->entry, &k, &d, 0))))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:
 	mdb_txn_abort(txn);
-	return cache_errno(rc);
+	return rc;
 }
 
 struct unhide {
 	const unsigned char *oid;
 	unsigned char (*keys)[8 + CACHE_OID_LEN];
 	size_t n, cap;
+	int err;        /* why the walk stopped: EIO (a damaged record), ENOMEM */
 };
 
 /* the hidden entries to bring back (written after the walk: a walk's
  * values point into read-only pages) */
-static int unhide_one(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk unhide_one(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct unhide *u = arg;
 	struct entry_rec r;
 
-	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN)
-		return -1;
+	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
+		u->err = EIO;
+		return WALK_STOP;
+	}
 	memcpy(&r, d->mv_data, sizeof(r));
 	if (r.where != CACHE_HIDDEN ||
 	    (u->oid && memcmp(u->oid, (const char *)k->mv_data + 8, CACHE_OID_LEN)))
-		return 0;
+		return WALK_KEEP;
 	if (u->n == u->cap) {
 		size_t cap = u->cap ? 2 * u->cap : 64;
 		void *t = realloc(u->keys, cap * sizeof(*u->keys));
 
-		if (!t)
-			return -1;
+		if (!t) {
+			u->err = ENOMEM;
+			return WALK_STOP;
+		}
 		u->keys = t;
 		u->cap = cap;
 	}
 	memcpy(u->keys[u->n++], k->mv_data, 8 + CACHE_OID_LEN);
-	return 0;
+	return WALK_KEEP;
 }
 
 int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64_t *n)
 {
-	struct unhide u = { oid, NULL, 0, 0 };
+	struct unhide u = { oid, NULL, 0, 0, 0 };
 	int64_t delta[3] = { 0 };
 	MDB_txn *txn;
 	size_t i;
 	int rc;
 
 	*n = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	if ((rc = cache_view_alive(c, txn, id, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->entry, id, unhide_one, &u)))
+	    (rc = cache_walk_prefix(c, txn, c->entry, id, unhide_one, &u)) ||
+	    (rc = u.err))
 		goto out;
 	for (i = 0; i < u.n; i++) {
 		MDB_val k = { 8 + CACHE_OID_LEN, u.keys[i] }, d;
@@ -312,12 +318,12 @@ int cache_entry_unhide(cache_t *c, uint64_t id, const unsigned char *oid, uint64
 		delta[r.where]++;
 		d.mv_size = sizeof(r);
 		d.mv_data = &r;
-		if ((rc = mdb_put(txn, c->entry, &k, &d, 0)))
+		if ((rc = cache_errno(mdb_put(txn, c->entry, &k, &d, 0))))
 			goto out;
 	}
 	if ((rc = cache_count_add(c, txn, id, delta)))
 		goto out;
-	rc = mdb_txn_commit(txn);
+	rc = cache_errno(mdb_txn_commit(txn));
 	txn = NULL;
 	if (!rc)
 		*n = u.n;
@@ -325,5 +331,5 @@ out:
 	if (txn)
 		mdb_txn_abort(txn);
 	free(u.keys);
-	return rc == -1 ? ENOMEM : cache_errno(rc);
+	return rc;
 }

@@ -19,10 +19,10 @@ static int make_key(unsigned char *key, MDB_val *k, uint64_t id, const char *nam
 
 static int get_rec(MDB_txn *txn, cache_t *c, MDB_val *k, MDB_val *d)
 {
-	int rc = mdb_get(txn, c->files, k, d);
+	int rc = cache_errno(mdb_get(txn, c->files, k, d));
 
 	if (rc)
-		return cache_errno(rc);
+		return rc;
 	return d->mv_size < sizeof(struct file_rec) ? EIO : 0;
 }
 
@@ -40,7 +40,7 @@ static int lookup(cache_t *c, uint64_t id, const char *name, size_t *len,
 		*data = NULL;
 	if ((err = make_key(key, &k, id, name)))
 		return err;
-	if ((err = cache_errno(cache_rd_begin(c, &txn))))
+	if ((err = cache_rd_begin(c, &txn)))
 		return err;
 	if (!(err = get_rec(txn, c, &k, &d))) {
 		memcpy(&r, d.mv_data, sizeof(r));
@@ -66,17 +66,17 @@ int cache_file_read(cache_t *c, uint64_t id, const char *name, char **data, size
 	return lookup(c, id, name, len, NULL, data);
 }
 
-static int count_one(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk count_one(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	(void)k, (void)d;
 	(*(size_t *)arg)++;
-	return 0;
+	return WALK_KEEP;
 }
 
 static int count_files(MDB_txn *txn, cache_t *c, uint64_t id, size_t *n)
 {
 	*n = 0;
-	return cache_errno(cache_walk_prefix(c, txn, c->files, id, count_one, n));
+	return cache_walk_prefix(c, txn, c->files, id, count_one, n);
 }
 
 /* the whole value, patched by `patch`, put back with a new mtime */
@@ -285,7 +285,7 @@ struct each {
 	int err;
 };
 
-static int each_one(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk each_one(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct each *e = arg;
 	char name[KEY_MAX];
@@ -293,7 +293,7 @@ static int each_one(void *arg, const MDB_val *k, const MDB_val *d)
 	(void)d;
 	memcpy(name, (char *)k->mv_data + 8, k->mv_size - 8);
 	name[k->mv_size - 8] = '\0';
-	return (e->err = e->fn(e->arg, name)) ? -1 : 0;
+	return (e->err = e->fn(e->arg, name)) ? WALK_STOP : WALK_KEEP;
 }
 
 int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *name), void *arg)
@@ -302,17 +302,17 @@ int cache_file_each(cache_t *c, uint64_t id, int (*fn)(void *arg, const char *na
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((err = cache_errno(cache_rd_begin(c, &txn))))
+	if ((err = cache_rd_begin(c, &txn)))
 		return err;
 	rc = cache_walk_prefix(c, txn, c->files, id, each_one, &e);
 	cache_rd_end(txn);
-	return rc == -1 ? e.err : cache_errno(rc);
+	return rc ? rc : e.err;
 }
 
-static int drop_one(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_one(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	(void)arg, (void)k, (void)d;
-	return 1;
+	return WALK_DROP;
 }
 
 int cache_files_drop(cache_t *c, MDB_txn *txn, uint64_t id)

@@ -75,10 +75,10 @@ static struct old *olds_add(struct olds *o)
 	return &o->v[o->n++];
 }
 
-static int drop_all(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_all(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	(void)arg, (void)k, (void)d;
-	return 1;
+	return WALK_DROP;
 }
 
 /* the old archive views, copied out (values of a write transaction may
@@ -91,14 +91,14 @@ static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
 
 	if ((rc = cache_cursor_open(txn, c->view, &cur)))
 		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	while (!rc && k.mv_size > sizeof(OLD_SOURCE) - 1 &&
 	       !memcmp(k.mv_data, OLD_SOURCE, sizeof(OLD_SOURCE) - 1)) {
 		struct view_rec r;
 		struct old *s;
 
 		if (d.mv_size < sizeof(r)) {
-			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+			rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 			continue;       /* unreadable: left as it is */
 		}
 		memcpy(&r, d.mv_data, sizeof(r));
@@ -108,10 +108,10 @@ static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
 		}
 		s->id = r.id;
 		s->created = r.created;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* client file `name` of view id, copied into s->data (none: left NULL) */
@@ -125,8 +125,8 @@ static int read_file(cache_t *c, MDB_txn *txn, uint64_t id, const char *name,
 
 	if ((rc = cache_key_name(key, sizeof(key), &k, id, name)))
 		return rc;
-	if ((rc = mdb_get(txn, c->files, &k, &d)))
-		return rc == MDB_NOTFOUND ? 0 : rc;
+	if ((rc = cache_errno(mdb_get(txn, c->files, &k, &d))))
+		return rc == ENOENT ? 0 : rc;
 	if (d.mv_size < sizeof(fr))
 		return 0;       /* unreadable: none (an import starts over, harmless) */
 	memcpy(&fr, d.mv_data, sizeof(fr));
@@ -156,9 +156,9 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 	if ((rc == ENOENT && (rc = cache_source_drop(c, txn, spec))) ||
 	    (rc = cache_source_store(c, txn, spec, s->id, s->created,
 				     s->data ? s->data : "", s->data ? s->len : 0)) ||
-	    (rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
-	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND) ||
+	    (rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
+	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
+	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = cache_walk_prefix(c, txn, c->files, s->id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, s->id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, s->id, drop_all, NULL)) ||
@@ -168,7 +168,7 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 fail:
 	/* the reason first: a spec may fill the line */
 	snprintf(why, whylen, "%s, moving the record of local archive %s",
-		 rc > 0 ? strerror(rc) : mdb_strerror(rc), spec);
+		 strerror(rc), spec);
 	return rc;
 }
 
@@ -181,7 +181,7 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 
 	if ((rc = cache_cursor_open(txn, c->files, &cur)))
 		return rc;
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		const unsigned char *p = k.mv_data;
 		struct file_rec fr;
 		struct old *s;
@@ -204,7 +204,7 @@ static int find_configs(cache_t *c, MDB_txn *txn, struct olds *o)
 		memcpy(s->data, (char *)d.mv_data + sizeof(fr), s->len);
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 static int move_config(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_t whylen)
@@ -215,9 +215,9 @@ static int move_config(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 
 	if ((rc = cache_key_name(key, sizeof(key), &k, s->id, OLD_CONFIG)) ||
 	    (rc = cache_settings_store(c, txn, s->id, s->created, s->data, s->len)) ||
-	    (rc = mdb_del(txn, c->files, &k, NULL))) {
+	    (rc = cache_errno(mdb_del(txn, c->files, &k, NULL)))) {
 		snprintf(why, whylen, "%s, moving the .config of view %llu",
-			 rc > 0 ? strerror(rc) : mdb_strerror(rc), (unsigned long long)s->id);
+			 strerror(rc), (unsigned long long)s->id);
 		return rc;
 	}
 	return 0;
@@ -232,7 +232,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 	/* the archives first: their views' files go with them */
 	if ((rc = find_sources(c, txn, &srcs))) {
 		snprintf(why, whylen, "%s, reading the records of local archives",
-			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+			 strerror(rc));
 		goto out;
 	}
 	for (i = 0; i < srcs.n; i++)
@@ -240,7 +240,7 @@ int cache_migrate(cache_t *c, MDB_txn *txn, char *why, size_t whylen)
 			goto out;
 	if ((rc = find_configs(c, txn, &cfgs))) {
 		snprintf(why, whylen, "%s, reading the views' .config files",
-			 rc > 0 ? strerror(rc) : mdb_strerror(rc));
+			 strerror(rc));
 		goto out;
 	}
 	for (i = 0; i < cfgs.n; i++)
@@ -269,19 +269,19 @@ int cache_migrate_leftovers(cache_t *c)
 		cache_rd_end(txn);
 		return 0;
 	}
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	found = !rc && k.mv_size > sizeof(OLD_SOURCE) - 1 &&
 		!memcmp(k.mv_data, OLD_SOURCE, sizeof(OLD_SOURCE) - 1);
 	cache_cursor_close(cur);
 	cache_rd_end(txn);
-	if (!found || mdb_txn_begin(c->env, NULL, 0, &txn))
+	if (!found || cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn)))
 		return 0;
 	/* all or nothing; a move that fails leaves the old records unseen */
 	if (cache_migrate(c, txn, why, sizeof(why))) {
 		mdb_txn_abort(txn);
 		return 0;
 	}
-	return mdb_txn_commit(txn) ? 0 : 1;
+	return cache_errno(mdb_txn_commit(txn)) ? 0 : 1;
 }
 
 int cache_migrate_config(cache_t *c, uint64_t id)
@@ -293,16 +293,15 @@ int cache_migrate_config(cache_t *c, uint64_t id)
 	char why[256];
 	int rc;
 
-	if ((rc = cache_key_name(key, sizeof(key), &k, id, OLD_CONFIG)))
-		return cache_errno(rc);
-	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->files, &k, &d);
+	if ((rc = cache_key_name(key, sizeof(key), &k, id, OLD_CONFIG)) ||
+	    (rc = cache_rd_begin(c, &txn)))
+		return rc;
+	rc = cache_errno(mdb_get(txn, c->files, &k, &d));
 	cache_rd_end(txn);
 	if (rc)
-		return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+		return rc == ENOENT ? 0 : rc;
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	s.id = id;
 	if (!(rc = read_file(c, txn, id, OLD_CONFIG, &s, &s.created)) && s.data &&
 	    !(rc = cache_view_alive(c, txn, id, NULL)) &&
@@ -313,5 +312,5 @@ int cache_migrate_config(cache_t *c, uint64_t id)
 	free(s.data);
 	mdb_txn_abort(txn);
 	/* unreadable, or the view is gone: nothing to take */
-	return rc == ENOENT || !rc ? 0 : cache_errno(rc);
+	return rc == ENOENT ? 0 : rc;
 }

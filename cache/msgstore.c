@@ -17,10 +17,11 @@ static int msg_lookup(cache_t *c, const unsigned char *oid, MDB_txn **txn,
 	int rc;
 
 	if ((rc = cache_rd_begin(c, txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(*txn, c->msg, &k, &d)) || d.mv_size < sizeof(struct msg_rec)) {
+		return rc;
+	if ((rc = cache_errno(mdb_get(*txn, c->msg, &k, &d))) ||
+	    d.mv_size < sizeof(struct msg_rec)) {
 		cache_rd_end(*txn);
-		return rc ? cache_errno(rc) : EIO;
+		return rc ? rc : EIO;
 	}
 	*raw = (const char *)d.mv_data + sizeof(struct msg_rec);
 	*len = d.mv_size - sizeof(struct msg_rec);

@@ -20,7 +20,7 @@ int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
 	int rc;
 
 	cache_key_id(key, id);
-	if ((rc = mdb_put(txn, c->settings, &k, &d, MDB_RESERVE)))
+	if ((rc = cache_errno(mdb_put(txn, c->settings, &k, &d, MDB_RESERVE))))
 		return rc;
 	memcpy(d.mv_data, &r, sizeof(r));
 	memcpy((char *)d.mv_data + sizeof(r), text, len);
@@ -41,9 +41,9 @@ int cache_settings_get(cache_t *c, uint64_t id, char **text, size_t *len, int64_
 		return err;
 	cache_key_id(key, id);
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->settings, &k, &d))) {
-		err = cache_errno(rc);
+		return rc;
+	if ((rc = cache_errno(mdb_get(txn, c->settings, &k, &d)))) {
+		err = rc;
 	} else if (d.mv_size < sizeof(r)) {
 		err = EIO;
 	} else {
@@ -74,7 +74,7 @@ int cache_settings_put(cache_t *c, uint64_t id, const char *text, size_t len)
 		return err;
 	/* never settings under a removed view */
 	if (!(err = cache_view_alive(c, txn, id, NULL)))
-		err = cache_errno(cache_settings_store(c, txn, id, (int64_t)time(NULL), text, len));
+		err = cache_settings_store(c, txn, id, (int64_t)time(NULL), text, len);
 	if (err) {
 		mdb_txn_abort(txn);
 		return err;
@@ -90,11 +90,11 @@ int cache_settings_remove(cache_t *c, uint64_t id)
 	int rc;
 
 	cache_key_id(key, id);
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_del(txn, c->settings, &k, NULL))) {
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_errno(mdb_del(txn, c->settings, &k, NULL)))) {
 		mdb_txn_abort(txn);
-		return cache_errno(rc);
+		return rc;
 	}
 	return cache_errno(mdb_txn_commit(txn));
 }

@@ -69,7 +69,7 @@ int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 
 	if ((rc = spec_key(spec, &k)))
 		return rc;
-	if ((rc = mdb_put(txn, c->sources, &k, &d, MDB_RESERVE)))
+	if ((rc = cache_errno(mdb_put(txn, c->sources, &k, &d, MDB_RESERVE))))
 		return rc;
 	memcpy(d.mv_data, &r, sizeof(r));
 	memcpy((char *)d.mv_data + sizeof(r), pos, plen);
@@ -84,8 +84,8 @@ static int get_txn(cache_t *c, MDB_txn *txn, const char *spec, struct cache_sour
 
 	if ((rc = spec_key(spec, &k)))
 		return rc;
-	if ((rc = mdb_get(txn, c->sources, &k, &d)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_get(txn, c->sources, &k, &d))))
+		return rc;
 	return decode(&k, &d, out);
 }
 
@@ -110,7 +110,7 @@ int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec)
 	if ((rc = get_txn(c, txn, spec, &s)))
 		return rc == ENOENT ? 0 : rc;
 	if (!(rc = cache_entries_drop(c, txn, s.id)) && !(rc = spec_key(spec, &k)))
-		rc = mdb_del(txn, c->sources, &k, NULL);
+		rc = cache_errno(mdb_del(txn, c->sources, &k, NULL));
 	cache_source_release(&s);
 	return rc;
 }
@@ -121,7 +121,7 @@ int cache_source_get(cache_t *c, const char *spec, struct cache_source *out)
 	int rc, err;
 
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	err = get_txn(c, txn, spec, out);
 	cache_rd_end(txn);
 	return err;
@@ -136,13 +136,13 @@ int cache_source_add(cache_t *c, const char *spec, struct cache_source *out)
 	/* the usual case, a source recorded already, takes no writer's turn */
 	if ((err = cache_source_get(c, spec, out)) != ENOENT)
 		return err;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	err = get_txn(c, txn, spec, out);
 	if (err == ENOENT) {
 		if ((rc = cache_next_id(c, txn, &id)) ||
 		    (rc = cache_source_store(c, txn, spec, id, time(NULL), "", 0)))
-			err = cache_errno(rc);
+			err = rc;
 		else
 			err = get_txn(c, txn, spec, out);
 		if (!err) {
@@ -165,14 +165,13 @@ int cache_source_set_position(cache_t *c, const char *spec, uint64_t id, const c
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	if (!(err = get_txn(c, txn, spec, &s))) {
 		if (s.id != id)
 			err = ENOENT;   /* removed meanwhile: its import counts for nothing */
 		else
-			err = cache_errno(cache_source_store(c, txn, spec, id, s.created,
-							     pos, strlen(pos)));
+			err = cache_source_store(c, txn, spec, id, s.created, pos, strlen(pos));
 		cache_source_release(&s);
 	}
 	if (err) {
@@ -188,17 +187,17 @@ int cache_source_remove(cache_t *c, const char *spec)
 	MDB_val k, d;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if (!(rc = spec_key(spec, &k)) && !(rc = mdb_get(txn, c->sources, &k, &d)))
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if (!(rc = spec_key(spec, &k)) && !(rc = cache_errno(mdb_get(txn, c->sources, &k, &d))))
 		rc = cache_source_drop(c, txn, spec);
 	if (rc) {
 		mdb_txn_abort(txn);
-		return cache_errno(rc);
+		return rc;
 	}
-	rc = mdb_txn_commit(txn);
+	rc = cache_errno(mdb_txn_commit(txn));
 	cache_drop_mappings(c);         /* the walk touched every entry */
-	return cache_errno(rc);
+	return rc;
 }
 
 int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source *s),
@@ -210,12 +209,12 @@ int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source
 	int rc, err = 0;
 
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	if ((rc = cache_cursor_open(txn, c->sources, &cur))) {
 		cache_rd_end(txn);
-		return cache_errno(rc);
+		return rc;
 	}
-	while (!err && !(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+	while (!err && !(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		struct cache_source s;
 
 		if ((err = decode(&k, &d, &s)))
@@ -223,8 +222,8 @@ int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source
 		err = fn(arg, &s);
 		cache_source_release(&s);
 	}
-	if (!err && rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
+	if (!err && rc != ENOENT)
+		err = rc;
 	cache_cursor_close(cur);
 	cache_rd_end(txn);
 	return err;

@@ -98,7 +98,7 @@ int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
 	MDB_val k = { sizeof(key), key }, d = { strlen(name), (void *)name };
 
 	cache_key_id(key, id);
-	return mdb_put(txn, c->ids, &k, &d, 0);
+	return cache_errno(mdb_put(txn, c->ids, &k, &d, 0));
 }
 
 /* Caches made before the ids table: give every view its id record (a
@@ -113,13 +113,14 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 
 	/* the counts are in the tables' own records: no page is read when
 	 * there is nothing to do (and a damaged page waits for its reader) */
-	if ((rc = mdb_stat(txn, c->ids, &ids)) || (rc = mdb_stat(txn, c->view, &views)))
+	if ((rc = cache_errno(mdb_stat(txn, c->ids, &ids))) ||
+	    (rc = cache_errno(mdb_stat(txn, c->view, &views))))
 		return rc;
 	if (ids.ms_entries == views.ms_entries)
 		return 0;       /* else a walk; a stale one left is mended by cache_view_alive */
 	if ((rc = cache_cursor_open(txn, c->view, &cur)))
 		return rc;
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		unsigned char key[8];
 		MDB_val ik = { sizeof(key), key }, id;
 		struct view_rec r;
@@ -128,18 +129,18 @@ static int index_ids(cache_t *c, MDB_txn *txn)
 			continue;
 		memcpy(&r, d.mv_data, sizeof(r));
 		cache_key_id(key, r.id);
-		if ((rc = mdb_get(txn, c->ids, &ik, &id)) != MDB_NOTFOUND) {
+		if ((rc = cache_errno(mdb_get(txn, c->ids, &ik, &id))) != ENOENT) {
 			if (rc)
 				break;
 			continue;
 		}
 		id.mv_size = k.mv_size;
 		id.mv_data = k.mv_data;
-		if ((rc = mdb_put(txn, c->ids, &ik, &id, 0)))
+		if ((rc = cache_errno(mdb_put(txn, c->ids, &ik, &id, 0))))
 			break;
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* the view whose record says `id`, by a walk of the views (a cache whose
@@ -151,8 +152,8 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 	int rc, err = ENOENT;
 
 	if ((rc = cache_cursor_open(txn, c->view, &cur)))
-		return cache_errno(rc);
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		return rc;
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		struct view_rec r;
 
 		if (d.mv_size < sizeof(r))
@@ -164,8 +165,8 @@ static int find_view_by_id(cache_t *c, MDB_txn *txn, uint64_t id, struct cache_v
 		}
 	}
 	cache_cursor_close(cur);
-	if (rc && rc != MDB_NOTFOUND)
-		return cache_errno(rc);
+	if (rc && rc != ENOENT)
+		return rc;
 	return err;
 }
 
@@ -175,10 +176,10 @@ int cache_count_put(cache_t *c, MDB_txn *txn, uint64_t id, const struct count_re
 	MDB_val k = { sizeof(key), key }, d = { sizeof(*r), (void *)r };
 
 	cache_key_id(key, id);
-	return mdb_put(txn, c->counts, &k, &d, 0);
+	return cache_errno(mdb_put(txn, c->counts, &k, &d, 0));
 }
 
-/* view id's counters; MDB_NOTFOUND if it has none (yet) */
+/* view id's counters; ENOENT if it has none (yet) */
 int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 {
 	unsigned char key[8];
@@ -186,10 +187,10 @@ int cache_count_get(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 	int rc;
 
 	cache_key_id(key, id);
-	if ((rc = mdb_get(txn, c->counts, &k, &d)))
+	if ((rc = cache_errno(mdb_get(txn, c->counts, &k, &d))))
 		return rc;
 	if (d.mv_size != sizeof(*r))
-		return MDB_CORRUPTED;
+		return EIO;     /* a damaged record */
 	memcpy(r, d.mv_data, sizeof(*r));
 	return 0;
 }
@@ -201,7 +202,7 @@ int cache_count_add(cache_t *c, MDB_txn *txn, uint64_t id, const int64_t delta[3
 
 	if (!delta[0] && !delta[1] && !delta[2])
 		return 0;
-	if ((rc = cache_count_get(c, txn, id, &r)) && rc != MDB_NOTFOUND)
+	if ((rc = cache_count_get(c, txn, id, &r)) && rc != ENOENT)
 		return rc;
 	for (i = 0; i < 3; i++)
 		r.n[i] = (uint64_t)((int64_t)r.n[i] + delta[i]);
@@ -220,20 +221,20 @@ int cache_count_walk(cache_t *c, MDB_txn *txn, uint64_t id, struct count_rec *r)
 	cache_key_id(pfx, id);
 	if ((rc = cache_cursor_open(txn, c->entry, &cur)))
 		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
 		struct entry_rec e;
 
 		if (d.mv_size != sizeof(e)) {
-			rc = MDB_CORRUPTED;
+			rc = EIO;       /* a damaged record */
 			break;
 		}
 		memcpy(&e, d.mv_data, sizeof(e));
 		r->n[e.where < 3 ? e.where : CACHE_NEW]++;
-		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 /* Caches made before the counters: count the entries of each view that
@@ -245,13 +246,14 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 	MDB_val k, d;
 	int rc;
 
-	if ((rc = mdb_stat(txn, c->ids, &ids)) || (rc = mdb_stat(txn, c->counts, &counts)))
+	if ((rc = cache_errno(mdb_stat(txn, c->ids, &ids))) ||
+	    (rc = cache_errno(mdb_stat(txn, c->counts, &counts))))
 		return rc;
 	if (counts.ms_entries >= ids.ms_entries)
 		return 0;
 	if ((rc = cache_cursor_open(txn, c->ids, &cur)))
 		return rc;
-	while (!(rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+	while (!(rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT)))) {
 		const unsigned char *p = k.mv_data;
 		struct count_rec r;
 		uint64_t id = 0;
@@ -261,7 +263,7 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 			continue;
 		for (i = 0; i < 8; i++)
 			id = id << 8 | p[i];
-		if ((rc = cache_count_get(c, txn, id, &r)) != MDB_NOTFOUND) {
+		if ((rc = cache_count_get(c, txn, id, &r)) != ENOENT) {
 			if (rc)
 				break;
 			continue;
@@ -270,7 +272,7 @@ static int index_counts(cache_t *c, MDB_txn *txn)
 			break;
 	}
 	cache_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	return rc == ENOENT ? 0 : rc;
 }
 
 int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
@@ -281,16 +283,17 @@ int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 	int rc, err = ENOENT;
 
 	cache_key_id(key, id);
-	if (!(rc = mdb_get(txn, c->ids, &k, &d))) {
+	if (!(rc = cache_errno(mdb_get(txn, c->ids, &k, &d)))) {
 		MDB_val nk = d, nd;
 
-		if (!mdb_get(txn, c->view, &nk, &nd) && !(err = cache_view_decode(&nk, &nd, &v)) &&
-		    v.id != id) {
+		if ((rc = cache_errno(mdb_get(txn, c->view, &nk, &nd))) && rc != ENOENT)
+			return rc;
+		if (!rc && !(err = cache_view_decode(&nk, &nd, &v)) && v.id != id) {
 			cache_view_release(&v);
 			err = ENOENT;
 		}
-	} else if (rc != MDB_NOTFOUND) {
-		return cache_errno(rc);
+	} else if (rc != ENOENT) {
+		return rc;
 	}
 	if (err == ENOENT) {
 		/* no record, or a stale one (an older leifs removed or made
@@ -299,7 +302,7 @@ int cache_view_alive(cache_t *c, MDB_txn *txn, uint64_t id, uint32_t *epoch)
 		if ((err = find_view_by_id(c, txn, id, &v)))
 			return err;
 		rc = cache_id_put(c, txn, id, v.name);
-		err = rc == 0 || rc == EACCES ? 0 : cache_errno(rc);   /* EACCES: read-only */
+		err = rc == EACCES ? 0 : rc;    /* EACCES: read-only */
 	}
 	if (!err && epoch)
 		*epoch = v.epoch;
@@ -334,6 +337,8 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 		free(c);
 		return err;
 	}
+	/* here rc keeps LMDB's own code until `fail`, for the message: the
+	 * one place in cache/ where it is translated away from its call */
 	if ((rc = mdb_env_create(&c->env)))
 		goto fail;
 	mdb_env_set_maxdbs(c->env, 16);
@@ -374,7 +379,7 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
 		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "
-			 "was): %s%s", path, mwhy, rc == MDB_MAP_FULL ?
+			 "was): %s%s", path, mwhy, rc == ENOSPC ?
 			 "; mount it once with a larger -o map_size" : "");
 		err = cache_errno(rc);
 		goto fail_quiet;
@@ -391,8 +396,9 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	*out = c;
 	return 0;
 fail:
+	/* EIO: index_ids or index_counts met a damaged page */
 	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
-	    rc == MDB_BAD_TXN || rc == MDB_VERSION_MISMATCH)
+	    rc == MDB_BAD_TXN || rc == MDB_VERSION_MISMATCH || rc == EIO)
 		snprintf(why, whylen, "cache %s is damaged (%s); move it away to start afresh",
 			 path, mdb_strerror(rc));
 	else
@@ -468,36 +474,36 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
 	uint32_t n = 0;
 	int rc;
 
-	rc = mdb_get(txn, c->refs, &k, &d);
+	rc = cache_errno(mdb_get(txn, c->refs, &k, &d));
 	if (rc == 0 && d.mv_size == sizeof(n))
 		memcpy(&n, d.mv_data, sizeof(n));
-	else if (rc && rc != MDB_NOTFOUND)
+	else if (rc && rc != ENOENT)
 		return rc;
 	if (delta > 0) {
 		n++;
 	} else if (n <= 1) {
 		/* the last holder: the message goes */
-		rc = mdb_del(txn, c->refs, &k, NULL);
-		if (rc && rc != MDB_NOTFOUND)
+		rc = cache_errno(mdb_del(txn, c->refs, &k, NULL));
+		if (rc && rc != ENOENT)
 			return rc;
-		rc = mdb_del(txn, c->msg, &k, NULL);
-		return rc == MDB_NOTFOUND ? 0 : rc;
+		rc = cache_errno(mdb_del(txn, c->msg, &k, NULL));
+		return rc == ENOENT ? 0 : rc;
 	} else {
 		n--;
 	}
 	d.mv_size = sizeof(n);
 	d.mv_data = &n;
-	return mdb_put(txn, c->refs, &k, &d, 0);
+	return cache_errno(mdb_put(txn, c->refs, &k, &d, 0));
 }
 
 /*
  * Walk the keys of `dbi` under view `id`; drop() says whether to delete
- * each (1) or keep it (0), and may act on it first; -1 stops the walk
- * (drop keeps the reason) and is returned as is.
+ * each (WALK_DROP) or keep it (WALK_KEEP), and may act on it first;
+ * WALK_STOP ends the walk, with 0 (drop keeps the reason in its context).
  */
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
-		       int (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
-		       void *arg)
+		      enum walk (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
+		      void *arg)
 {
 	unsigned char pfx[8];
 	MDB_cursor *cur;
@@ -510,28 +516,26 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	k.mv_data = pfx;
 	if ((rc = cache_cursor_open(txn, dbi, &cur)))
 		return rc;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
 	while (!rc && k.mv_size >= 8 && !memcmp(k.mv_data, pfx, 8)) {
-		int r = drop(arg, &k, &d);
+		enum walk r = drop(arg, &k, &d);
 
 		if (++n % DROP_EVERY == 0)
 			cache_drop_mappings(c);
 
-		if (r < 0) {
-			rc = -1;
+		if (r == WALK_STOP)
 			break;
-		}
-		if (r) {
+		if (r == WALK_DROP) {
 			/* after a delete the cursor already stands on the next key */
-			if ((rc = mdb_cursor_del(cur, 0)))
+			if ((rc = cache_errno(mdb_cursor_del(cur, 0))))
 				break;
-			rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT);
+			rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT));
 		} else {
-			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+			rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
 		}
 	}
 	cache_cursor_close(cur);
 	/* EINVAL: the last key was deleted, nothing is current */
-	return rc == MDB_NOTFOUND || rc == EINVAL ? 0 : rc;
+	return rc == ENOENT || rc == EINVAL ? 0 : rc;
 }
 

@@ -17,7 +17,7 @@ int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r)
 	MDB_val d;
 	int rc;
 
-	if ((rc = mdb_get(txn, c->entry, k, &d)))
+	if ((rc = cache_errno(mdb_get(txn, c->entry, k, &d))))
 		return rc;
 	if (d.mv_size != sizeof(*r))
 		return EIO;
@@ -39,7 +39,7 @@ static int away_put(cache_t *c, MDB_txn *txn, const MDB_val *ek, const struct en
 		return EIO;
 	memcpy(key, ek->mv_data, sizeof(key));     /* not a pointer into the map */
 
-	return mdb_put(txn, c->away, &k, &d, 0);
+	return cache_errno(mdb_put(txn, c->away, &k, &d, 0));
 }
 
 struct sweep {
@@ -55,7 +55,7 @@ struct sweep {
 
 /* entries: all of them, or those of another generation that are not hidden;
  * each one dropped releases its message */
-static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct sweep *s = arg;
 	struct entry_rec r;
@@ -63,34 +63,40 @@ static int drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
 
 	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
 		s->err = EIO;
-		return -1;
+		return WALK_STOP;
 	}
 	memcpy(&r, d->mv_data, sizeof(r));
 	if (!s->all && (r.gen == s->gen || r.where == CACHE_HIDDEN))
-		return 0;
+		return WALK_KEEP;
 	if ((!s->all && (rc = away_put(s->c, s->txn, k, &r))) ||
 	    (rc = cache_ref(s->c, s->txn, (const unsigned char *)k->mv_data + 8, -1))) {
 		s->err = rc;
-		return -1;
+		return WALK_STOP;
 	}
 	s->delta[r.where < 3 ? r.where : CACHE_NEW]--;
 	s->dropped++;
-	return 1;
+	return WALK_DROP;
 }
 
 /* dedupe records: all of them, or those whose message left the view */
-static int drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct sweep *s = arg;
 	unsigned char ekey[8 + CACHE_OID_LEN];
 	MDB_val ek = { sizeof(ekey), ekey }, ed;
+	int rc;
 
 	(void)k;
 	if (s->all || d->mv_size != CACHE_OID_LEN)
-		return 1;
+		return WALK_DROP;
 	cache_key_id(ekey, s->id);
 	memcpy(ekey + 8, d->mv_data, CACHE_OID_LEN);
-	return mdb_get(s->txn, s->c->entry, &ek, &ed) == MDB_NOTFOUND;
+	rc = cache_errno(mdb_get(s->txn, s->c->entry, &ek, &ed));
+	if (rc && rc != ENOENT) {
+		s->err = rc;    /* a failed read is not "gone" */
+		return WALK_STOP;
+	}
+	return rc == ENOENT ? WALK_DROP : WALK_KEEP;
 }
 
 static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
@@ -99,9 +105,9 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 	struct sweep s = { c, txn, id, all, gen, 0, { 0 }, 0 };
 	int rc;
 
-	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) ||
-	    (rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
-		return rc == -1 ? s.err : rc;
+	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) || (rc = s.err) ||
+	    (rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)) || (rc = s.err))
+		return rc;
 	/* a removed view's counters go with it (cache_view_delete) */
 	if (!all && (rc = cache_count_add(c, txn, id, s.delta)))
 		return rc;
@@ -124,22 +130,18 @@ int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
 	int rc, err = 0;
 
 	*dropped = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d))) {
-		err = cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((err = cache_errno(mdb_get(txn, c->view, &k, &d))))
 		goto out;
-	}
 	if ((err = cache_view_decode(&k, &d, &v)))
 		goto out;
 	if (v.id != id || v.epoch != epoch)     /* superseded: leave it */
 		goto out;
 	v.gen = gen;
-	if ((rc = drop_entries(c, txn, id, 0, gen, dropped)) ||
-	    (rc = cache_view_put(txn, c, &v, 0))) {
-		err = cache_errno(rc);
+	if ((err = drop_entries(c, txn, id, 0, gen, dropped)) ||
+	    (err = cache_view_put(txn, c, &v, 0)))
 		goto out;
-	}
 	err = cache_errno(mdb_txn_commit(txn));
 	txn = NULL;
 	cache_drop_mappings(c);         /* the walk touched every entry */
@@ -150,31 +152,31 @@ out:
 	return err;
 }
 
-static int drop_all(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk drop_all(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	(void)arg, (void)k, (void)d;
-	return 1;
+	return WALK_DROP;
 }
 
-/* one write transaction around a walk of `dbi` under view `id` */
-static int walk_txn(cache_t *c, MDB_dbi dbi, uint64_t id,
-		    int (*fn)(void *arg, const MDB_val *k, const MDB_val *d), void *arg)
+/* one write transaction around a walk of `dbi` under view `id` that drops
+ * every record (drop_all never stops it) */
+static int drop_all_txn(cache_t *c, MDB_dbi dbi, uint64_t id)
 {
 	MDB_txn *txn;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_walk_prefix(c, txn, dbi, id, fn, arg))) {
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_walk_prefix(c, txn, dbi, id, drop_all, NULL))) {
 		mdb_txn_abort(txn);
-		return rc == -1 ? EIO : cache_errno(rc);
+		return rc;
 	}
 	return cache_errno(mdb_txn_commit(txn));
 }
 
 int cache_view_clear_dedupe(cache_t *c, uint64_t id)
 {
-	return walk_txn(c, c->dedupe, id, drop_all, NULL);
+	return drop_all_txn(c, c->dedupe, id);
 }
 
 struct dated {
@@ -197,25 +199,25 @@ struct keep {
 	int err;
 };
 
-static int collect(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk collect(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct keep *kp = arg;
 	struct entry_rec r;
 
 	if (d->mv_size != sizeof(r) || k->mv_size != 8 + CACHE_OID_LEN) {
 		kp->err = EIO;
-		return -1;
+		return WALK_STOP;
 	}
 	memcpy(&r, d->mv_data, sizeof(r));
 	if (r.where == CACHE_HIDDEN)
-		return 0;
+		return WALK_KEEP;
 	if (kp->n == kp->cap) {
 		size_t cap = kp->cap ? 2 * kp->cap : 1024;
 		struct dated *v = realloc(kp->v, cap * sizeof(*v));
 
 		if (!v) {
 			kp->err = ENOMEM;
-			return -1;
+			return WALK_STOP;
 		}
 		kp->v = v;
 		kp->cap = cap;
@@ -223,7 +225,7 @@ static int collect(void *arg, const MDB_val *k, const MDB_val *d)
 	kp->v[kp->n].date = r.date;
 	memcpy(kp->v[kp->n].oid, (const unsigned char *)k->mv_data + 8, CACHE_OID_LEN);
 	kp->n++;
-	return 0;
+	return WALK_KEEP;
 }
 
 int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
@@ -237,9 +239,9 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 	int rc;
 
 	*dropped = 0;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = cache_walk_prefix(c, txn, c->entry, id, collect, &kp)))
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_walk_prefix(c, txn, c->entry, id, collect, &kp)) || (rc = kp.err))
 		goto out;
 	if (kp.n <= n)
 		goto out;
@@ -251,7 +253,7 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 		memcpy(key + 8, kp.v[i].oid, CACHE_OID_LEN);
 		if ((rc = cache_entry_read(c, txn, &k, &r)) ||
 		    (rc = away_put(c, txn, &k, &r)) ||
-		    (rc = mdb_del(txn, c->entry, &k, NULL)) ||
+		    (rc = cache_errno(mdb_del(txn, c->entry, &k, NULL))) ||
 		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
 			goto out;
 		s.delta[r.where < 3 ? r.where : CACHE_NEW]--;
@@ -260,18 +262,16 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 		goto out;
 	/* the dedupe records of what went */
 	s.txn = txn;
-	if ((rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)))
+	if ((rc = cache_walk_prefix(c, txn, c->dedupe, id, drop_dedupe, &s)) || (rc = s.err))
 		goto out;
 	*dropped = kp.n - (size_t)n;
-	rc = mdb_txn_commit(txn);
+	rc = cache_errno(mdb_txn_commit(txn));
 	txn = NULL;
 out:
 	if (txn)
 		mdb_txn_abort(txn);
 	free(kp.v);
-	if (rc == -1)
-		return kp.err ? kp.err : EIO;
-	return cache_errno(rc);
+	return rc;
 }
 
 /* ---- per-source bookmarks: view id + source -> int64_t ---- */
@@ -287,14 +287,14 @@ int cache_mark_get(cache_t *c, uint64_t id, const char *src, int64_t *t)
 	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
 		return rc;
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->marks, &k, &d);
+		return rc;
+	rc = cache_errno(mdb_get(txn, c->marks, &k, &d));
 	if (!rc && d.mv_size == sizeof(*t))
 		memcpy(t, d.mv_data, sizeof(*t));
 	else if (!rc)
-		rc = MDB_CORRUPTED;
+		rc = EIO;       /* a damaged record */
 	cache_rd_end(txn);
-	return cache_errno(rc);
+	return rc;
 }
 
 int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
@@ -308,26 +308,27 @@ int cache_mark_set(cache_t *c, const char *name, uint64_t id, uint32_t epoch,
 
 	if ((rc = cache_key_name(key, sizeof(key), &k, id, src)))
 		return rc;
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &vk, &d)) || (rc = cache_view_decode(&vk, &d, &v))) {
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_errno(mdb_get(txn, c->view, &vk, &d))) ||
+	    (rc = cache_view_decode(&vk, &d, &v))) {
 		mdb_txn_abort(txn);
-		return rc == MDB_NOTFOUND ? 0 : cache_errno(rc);
+		return rc == ENOENT ? 0 : rc;
 	}
 	err = v.id != id || v.epoch != epoch;   /* reset meanwhile: no bookmark */
 	cache_view_release(&v);
 	d.mv_size = sizeof(t);
 	d.mv_data = &t;
-	if (err || (rc = mdb_put(txn, c->marks, &k, &d, 0))) {
+	if (err || (rc = cache_errno(mdb_put(txn, c->marks, &k, &d, 0)))) {
 		mdb_txn_abort(txn);
-		return cache_errno(rc);
+		return rc;
 	}
 	return cache_errno(mdb_txn_commit(txn));
 }
 
 int cache_marks_clear(cache_t *c, uint64_t id)
 {
-	return walk_txn(c, c->marks, id, drop_all, NULL);
+	return drop_all_txn(c, c->marks, id);
 }
 
 int cache_view_delete(cache_t *c, const char *name)
@@ -338,9 +339,9 @@ int cache_view_delete(cache_t *c, const char *name)
 	MDB_txn *txn;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d)))
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_errno(mdb_get(txn, c->view, &k, &d))))
 		goto fail;
 	if (d.mv_size < sizeof(r)) {
 		rc = EIO;
@@ -348,17 +349,17 @@ int cache_view_delete(cache_t *c, const char *name)
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
 	cache_key_id(idkey, r.id);
-	if ((rc = mdb_del(txn, c->view, &k, NULL)) ||
-	    ((rc = mdb_del(txn, c->ids, &ik, NULL)) && rc != MDB_NOTFOUND) ||
+	if ((rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
+	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
-	    ((rc = mdb_del(txn, c->settings, &ik, NULL)) && rc != MDB_NOTFOUND) ||
+	    ((rc = cache_errno(mdb_del(txn, c->settings, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
-	    ((rc = mdb_del(txn, c->counts, &ik, NULL)) && rc != MDB_NOTFOUND))
+	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));
 fail:
 	mdb_txn_abort(txn);
-	return cache_errno(rc);
+	return rc;
 }

@@ -66,7 +66,7 @@ int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 	MDB_val d = { sizeof(r) + r.qlen + r.elen + llen, NULL };
 	int rc;
 
-	if ((rc = mdb_put(txn, c->view, &k, &d, flags | MDB_RESERVE)))
+	if ((rc = cache_errno(mdb_put(txn, c->view, &k, &d, flags | MDB_RESERVE))))
 		return rc;
 	memcpy(d.mv_data, &r, sizeof(r));
 	memcpy((char *)d.mv_data + sizeof(r), v->query, r.qlen);
@@ -82,15 +82,15 @@ int cache_next_id(cache_t *c, MDB_txn *txn, uint64_t *out)
 	uint64_t id = 1;
 	int rc;
 
-	rc = mdb_get(txn, c->meta, &k, &d);
+	rc = cache_errno(mdb_get(txn, c->meta, &k, &d));
 	if (rc == 0 && d.mv_size == sizeof(id))
 		memcpy(&id, d.mv_data, sizeof(id));
-	else if (rc != MDB_NOTFOUND && rc != 0)
+	else if (rc != ENOENT && rc != 0)
 		return rc;
 	*out = id++;
 	d.mv_size = sizeof(id);
 	d.mv_data = &id;
-	return mdb_put(txn, c->meta, &k, &d, 0);
+	return cache_errno(mdb_put(txn, c->meta, &k, &d, 0));
 }
 
 int cache_view_create(cache_t *c, const char *name, const char *query,
@@ -102,15 +102,15 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	MDB_txn *txn;
 	int rc;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
 	if ((rc = cache_next_id(c, txn, &v.id)) ||
 	    (rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
 	    (rc = cache_id_put(c, txn, v.id, name)) ||
 	    (rc = cache_count_put(c, txn, v.id, &zero)))
 		goto fail;
-	if ((rc = mdb_txn_commit(txn)))
-		return cache_errno(rc);
+	if ((rc = cache_errno(mdb_txn_commit(txn))))
+		return rc;
 	if (out) {
 		memset(out, 0, sizeof(*out));
 		out->id = v.id;
@@ -127,7 +127,7 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 	return 0;
 fail:
 	mdb_txn_abort(txn);
-	return cache_errno(rc);
+	return rc;
 }
 
 /* An older leifs's own records ("\001source SPEC", an archive) are no
@@ -147,9 +147,9 @@ int cache_view_get(cache_t *c, const char *name, struct cache_view *out)
 	if (older_record(name, k.mv_size))
 		return ENOENT;
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
-	rc = mdb_get(txn, c->view, &k, &d);
-	err = rc ? cache_errno(rc) : cache_view_decode(&k, &d, out);
+		return rc;
+	rc = cache_errno(mdb_get(txn, c->view, &k, &d));
+	err = rc ? rc : cache_view_decode(&k, &d, out);
 	cache_rd_end(txn);
 	return err;
 }
@@ -164,12 +164,12 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 	MDB_cursor_op op = MDB_FIRST;
 
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	if ((rc = cache_cursor_open(txn, c->view, &cur))) {
 		cache_rd_end(txn);
-		return cache_errno(rc);
+		return rc;
 	}
-	while (!err && !(rc = mdb_cursor_get(cur, &k, &d, op))) {
+	while (!err && !(rc = cache_errno(mdb_cursor_get(cur, &k, &d, op)))) {
 		struct cache_view v;
 
 		op = MDB_NEXT;
@@ -180,8 +180,8 @@ int cache_view_each(cache_t *c, int (*fn)(void *, const struct cache_view *),
 		err = fn(arg, &v);
 		cache_view_release(&v);
 	}
-	if (!err && rc != MDB_NOTFOUND)
-		err = cache_errno(rc);
+	if (!err && rc != ENOENT)
+		err = rc;
 	cache_cursor_close(cur);
 	cache_rd_end(txn);
 	return err;
@@ -196,19 +196,19 @@ static int view_update(cache_t *c, const char *name, uint64_t id,
 	MDB_txn *txn;
 	int rc, err;
 
-	if ((rc = mdb_txn_begin(c->env, NULL, 0, &txn)))
-		return cache_errno(rc);
-	if ((rc = mdb_get(txn, c->view, &k, &d))) {
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_errno(mdb_get(txn, c->view, &k, &d)))) {
 		mdb_txn_abort(txn);
-		return cache_errno(rc);
+		return rc;
 	}
 	if ((err = cache_view_decode(&k, &d, &v))) {
 		mdb_txn_abort(txn);
 		return err;
 	}
 	err = v.id != id ? ENOENT : edit(&v, arg);   /* ENOENT: made anew meanwhile */
-	if (!err && (rc = cache_view_put(txn, c, &v, 0)))
-		err = cache_errno(rc);
+	if (!err)
+		err = cache_view_put(txn, c, &v, 0);
 	cache_view_release(&v);
 	if (err) {
 		mdb_txn_abort(txn);
@@ -301,35 +301,38 @@ int cache_view_next_gen(cache_t *c, const char *name, uint64_t id, uint32_t *gen
 struct stale {
 	uint32_t gen;
 	uint64_t n;
+	int err;        /* EIO: a damaged entry record stopped the walk */
 };
 
-static int count_stale(void *arg, const MDB_val *k, const MDB_val *d)
+static enum walk count_stale(void *arg, const MDB_val *k, const MDB_val *d)
 {
 	struct stale *st = arg;
 	struct entry_rec r;
 
 	(void)k;
-	if (d->mv_size != sizeof(r))
-		return -1;
+	if (d->mv_size != sizeof(r)) {
+		st->err = EIO;
+		return WALK_STOP;
+	}
 	memcpy(&r, d->mv_data, sizeof(r));
 	if (r.where != CACHE_HIDDEN && r.gen != st->gen)
 		st->n++;
-	return 0;
+	return WALK_KEEP;
 }
 
 int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n)
 {
-	struct stale st = { gen, 0 };
+	struct stale st = { gen, 0, 0 };
 	MDB_txn *txn;
 	int rc;
 
 	*n = 0;
 	if ((rc = cache_rd_begin(c, &txn)))
-		return cache_errno(rc);
+		return rc;
 	rc = cache_walk_prefix(c, txn, c->entry, id, count_stale, &st);
 	cache_rd_end(txn);
-	if (rc)
-		return rc == -1 ? EIO : cache_errno(rc);
+	if (rc || (rc = st.err))
+		return rc;
 	*n = st.n;
 	return 0;
 }

@@ -89,7 +89,7 @@ int settings_set(struct settings *s, const char *key, const char *v)
 		*(!strcmp(key, "limit") ? &s->limit : &s->refresh) = n;
 		return 0;
 	}
-	return 1;
+	return ENOENT;
 }
 
 /* a source as net_source_parse reads it */
@@ -160,7 +160,7 @@ int settings_parse(const struct settings *def, const char *text, size_t len,
 			continue;
 		}
 		err = settings_set(out, key, it->value);
-		if (err == 1) {
+		if (err == ENOENT) {
 			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, limit, refresh)",
 				 it->line, it->key);
 			err = EINVAL;

@@ -28,7 +28,8 @@ struct settings {
 int settings_parse(const struct settings *def, const char *text, size_t len,
 		   struct settings *out, char *why, size_t whylen);
 /* One key as the command line or config file gives it (threads, dedupe,
- * limit); 1 if `key` is not one of them. */
+ * limit, refresh): 0, EINVAL for a bad value, ENOENT if `key` is not one
+ * of them. */
 int settings_set(struct settings *s, const char *key, const char *value);
 int settings_copy(const struct settings *from, struct settings *to);
 /* The settings as a view's .config reads back; malloc'd. */

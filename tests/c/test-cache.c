@@ -617,6 +617,53 @@ static void test_hash_caps(void)
 	CHECK(memcmp(h1, h2, sizeof(h1)) == 0);
 }
 
+static int stop_with(void *arg, const char *name)
+{
+	(void)name;
+	return *(int *)arg;
+}
+
+/* A damaged entry record (a value of the wrong size) stops every walk of
+ * the view's entries with EIO, and a callback's own errno comes back as
+ * it was: the walks' stops carry no error of their own. */
+static void test_damaged_record(void)
+{
+	char dir[] = "/tmp/leifs-test-XXXXXX", why[256], cmd[300];
+	unsigned char oid[CACHE_OID_LEN], key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key }, d = { 3, "bad" };
+	struct cache_view v;
+	cache_batch_t *bt;
+	uint64_t n = 0;
+	MDB_txn *txn;
+	cache_t *c;
+	int stop = EINTR;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "v", "s:v", &v) == 0);
+	CHECK(cache_file_create(c, v.id, ".f", 0) == 0);
+	CHECK(cache_file_each(c, v.id, stop_with, &stop) == EINTR);
+	CHECK(cache_batch_new(c, v.id, v.epoch, 0, 1, 1, CACHE_DEDUPE_CONTENT, &bt) == 0);
+	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
+	CHECK(cache_batch_flush(bt) == 0);
+	cache_batch_free(bt);
+	cache_oid(msg1, sizeof(msg1) - 1, oid);
+	cache_key_id(key, v.id);
+	memcpy(key + 8, oid, CACHE_OID_LEN);
+	CHECK(mdb_txn_begin(c->env, NULL, 0, &txn) == 0);
+	CHECK(mdb_put(txn, c->entry, &k, &d, 0) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	CHECK(cache_entry_unhide(c, v.id, NULL, &n) == EIO);   /* was ENOMEM */
+	CHECK(cache_view_stale(c, v.id, 2, &n) == EIO);
+	CHECK(cache_view_limit(c, v.id, 0, &n) == EIO);
+	CHECK(cache_view_sweep(c, "v", v.id, 2, v.epoch, &n) == EIO);
+	CHECK(cache_view_delete(c, "v") == EIO);
+	cache_view_release(&v);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	cache_mail_init();
@@ -627,6 +674,7 @@ int main(void)
 	test_files();
 	test_view_shape();
 	test_hash_caps();
+	test_damaged_record();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -538,7 +538,7 @@ static void test_settings(void)
 	t = def;
 	CHECK(settings_set(&t, "dedupe", "oid") == 0 && t.dedupe == CACHE_DEDUPE_OID);
 	CHECK(settings_set(&t, "threads", "no") == 0 && t.threads == THREADS_OFF);
-	CHECK(settings_set(&t, "source", "x") == 1);
+	CHECK(settings_set(&t, "source", "x") == ENOENT);
 }
 
 #undef PARSE
