@@ -236,6 +236,27 @@ test_expect_success 'an older cache (archives as views, .config as files) opens 
 	grep -q ", 1 local archives, 1 view settings;" check.out
 '
 
+# An older leifs run on the cache after the upgrade writes its old records
+# again (test-tables older-writes): the next mount takes them, the newer
+# winning, and shows none of them as a view or a second .config.
+test_expect_success 'an older leifs used the cache since the upgrade: its records are taken, none shown' '
+	V="$M/queries/s:rtc" &&
+	ls "$M/queries" >views.before &&
+	leifs_umount "$M" &&
+	"$SRC_DIR/tests/c/test-tables" older-writes "$TRASH/cache" &&
+	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache" &&
+	ls "$M/queries" >views.after && test_cmp views.before views.after &&
+	! grep -q "source /" "$M/queries/.status" &&
+	[ "$(ls -a "$V" | grep -c "^\.config\$")" -eq 1 ] &&
+	grep -q "refresh = 4321" "$V/.config" &&
+	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
+	last=$(status "$V" last-refresh) && sleep 1.1 && touch "$V/.refresh" &&
+	settle "$V" "$last" &&
+	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
+	{ "$LEIFS" --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ]; } &&
+	grep -q ", 1 local archives, 1 view settings;" check.out
+'
+
 # mail a remote source sent is indexed too: "cache:URL" searches it offline
 M5="$TRASH/mnt5"
 test_expect_success 'remote mail is indexed: a cache:URL view answers as the server' '

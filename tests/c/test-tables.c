@@ -12,6 +12,10 @@
  *                                client file ".config", and neither table
  *                                there.  The mount tests
  *                                open such a cache (T600-local.sh).
+ *   test-tables older-writes DIR what an older leifs run on a cache of
+ *                                today writes: each archive's view anew,
+ *                                each view's .config (plus a line "refresh
+ *                                = 4321") as a client file (T600-local.sh).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -451,9 +455,64 @@ static void test_long_spec_and_check(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* An older leifs run on a cache of today (for the mount tests): it makes
+ * each archive's view anew (from the start: its import would read the
+ * archive again) and keeps each view's .config, with a line of its own
+ * added (refresh = 4321), as a client file. */
+struct ids {
+	uint64_t v[256];
+	size_t n;
+};
+
+static int collect_id(void *arg, const struct cache_view *v)
+{
+	struct ids *ids = arg;
+
+	if (ids->n < 256)
+		ids->v[ids->n++] = v->id;
+	return 0;
+}
+
+static int older_writes(cache_t *c)
+{
+	struct old_src srcs[64] = { { 0 } }, *p = srcs;
+	struct ids ids = { .n = 0 };
+	size_t i, n;
+	int rc;
+
+	if ((rc = cache_source_each(c, collect_src, &p)) ||
+	    (rc = cache_view_each(c, collect_id, &ids)))
+		return rc;
+	n = (size_t)(p - srcs);
+	for (i = 0; i < n; i++) {
+		uint64_t id;
+
+		if (!rc)
+			rc = put_old_archive(c, srcs[i].spec, "", &id);
+		free(srcs[i].spec);
+		free(srcs[i].pos);
+	}
+	for (i = 0; !rc && i < ids.n; i++) {
+		char *text = NULL, *t2 = NULL;
+		size_t len = 0;
+
+		if ((rc = cache_settings_get(c, ids.v[i], &text, &len, NULL)) == ENOENT) {
+			rc = 0;         /* it had none to keep */
+			continue;
+		}
+		if (!rc && asprintf(&t2, "%s\trefresh = 4321\n", text ? text : "") < 0)
+			rc = ENOMEM;
+		if (!rc)
+			rc = put_old_config(c, ids.v[i], t2);
+		free(text);
+		free(t2);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "downgrade")) {
+	if (argc == 3 && (!strcmp(argv[1], "downgrade") || !strcmp(argv[1], "older-writes"))) {
 		char why[512];
 		cache_t *c;
 		int rc;
@@ -463,10 +522,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "test-tables: %s\n", why);
 			return 1;
 		}
-		rc = downgrade(c);
+		rc = argv[1][0] == 'd' ? downgrade(c) : older_writes(c);
 		cache_close(c);
 		if (rc)
-			fprintf(stderr, "test-tables: cannot downgrade %s: %s\n", argv[2],
+			fprintf(stderr, "test-tables: %s %s: %s\n", argv[1], argv[2],
 				rc > 0 ? strerror(rc) : mdb_strerror(rc));
 		return rc ? 1 : 0;
 	}
