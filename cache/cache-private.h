@@ -26,6 +26,9 @@ struct cache {
 	MDB_dbi sources;        /* spec -> source_rec + position (sources.c) */
 	MDB_dbi settings;       /* view id (8, big-endian) -> settings_rec +
 				 * the view's .config text (settings.c) */
+	MDB_dbi imap;           /* view id + folder URL + '\0' + oid -> a
+				 * CACHE_IMAP_* byte (imap.c) */
+	MDB_dbi imapfolder;     /* view id + folder URL -> UIDVALIDITY (imap.c) */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -154,6 +157,8 @@ int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id);
 int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 		       int64_t created, const char *pos, size_t plen);
 int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
+/* imap.c, inside the caller's txn: drop view id's delivery records */
+int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id);
 /* settings.c: write view id's settings record, inside the caller's txn */
 int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
 			 const char *text, size_t len);

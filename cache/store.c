@@ -364,7 +364,9 @@ int cache_open(const char *dir, size_t map_size, cache_t **out,
 		goto fail;
 	older = rc == MDB_NOTFOUND;
 	if ((rc = mdb_dbi_open(txn, "sources", MDB_CREATE, &c->sources)) ||
-	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)))
+	    (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings)) ||
+	    (rc = mdb_dbi_open(txn, "imap", MDB_CREATE, &c->imap)) ||
+	    (rc = mdb_dbi_open(txn, "imapfolder", MDB_CREATE, &c->imapfolder)))
 		goto fail;
 	if (older && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
