@@ -426,6 +426,9 @@ int cache_mail_info(const char *raw, size_t len, int64_t *date,
 /* SHA-256 of the first Message-ID header, raw (lei's dedupe=mid key);
  * ENOENT if it has none. */
 int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LEN]);
+/* The first Message-ID as "<id>", as gmime decodes it (malloc'd, the
+ * caller's); ENOENT if it has none. */
+int cache_mail_msgid(const char *raw, size_t len, char **mid);
 void cache_mail_init(void);   /* once, before threads (g_mime_init) */
 
 #endif
