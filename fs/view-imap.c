@@ -108,10 +108,10 @@ static int load(views_t *v, const unsigned char *oid, char **raw, size_t *len, c
 
 /* the pending ones the folder has (a crash came after their APPEND) are
  * marked done; the others stay to be sent (*pending cleared) */
-static int settle_pending(views_t *v, const struct cache_view *cv, const char *url,
-			  net_imap_t *h, struct pick *p, unsigned char *states)
+static int settle_pending(views_t *v, struct live *l, const struct cache_view *cv,
+			  const char *url, net_imap_t *h, struct pick *p, unsigned char *states)
 {
-	size_t i;
+	size_t i, asked = 0, had = 0;
 	int err = 0;
 
 	for (i = 0; i < p->n && !err; i++) {
@@ -125,17 +125,22 @@ static int settle_pending(views_t *v, const struct cache_view *cv, const char *u
 		if ((err = load(v, oid, &raw, &len, &mid)))
 			break;
 		err = mid ? net_imap_find(h, mid, &found) : 0;
+		asked++;
 		if (err == EINVAL)      /* cannot be asked for: sent again */
 			err = 0;
 		if (!err && found) {
 			err = cache_imap_mark(v->cache, cv->id, url, oid, 1, CACHE_IMAP_DONE);
 			states[i] = CACHE_IMAP_DONE;
+			had++;
 		} else if (!err) {
 			states[i] = 0;
 		}
 		free(raw);
 		free(mid);
 	}
+	if (asked)
+		log_info("delivery of %s to %s: %zu messages of an interrupted delivery, "
+			 "%zu of them already in the folder", l->name, url, asked, had);
 	return err;
 }
 
@@ -248,7 +253,7 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 	}
 	if (p.n && (err = cache_imap_states(v->cache, cv->id, url, p.oids, p.n, states)))
 		goto cache_fail;
-	if ((err = settle_pending(v, cv, url, h, &p, states)))
+	if ((err = settle_pending(v, l, cv, url, h, &p, states)))
 		goto any_fail;
 	err = send_new(v, cv, url, h, &p, states, sent, &net);
 	if (err && net)

@@ -151,7 +151,9 @@ test_expect_success 'kill -9 in the middle of a delivery, then a remount: each m
 	echo 1 >"$V/.refresh" &&
 	n=$(find "$V/cur" "$V/new" -type f | wc -l) && [ "$n" -gt "$before" ] &&
 	wait_delivered "$n" "$V" && same_as_view "$V" &&
-	grep -qx "imap: $URL: ok, $n delivered" "$V/.status"
+	grep -qx "imap: $URL: ok, $n delivered" "$V/.status" &&
+	grep "interrupted delivery" "$TRASH/leifs.log" >st && cat st &&
+	grep -q "of them already in the folder" st
 '
 test_expect_success 'flags of the view go with a delivery: the folder deleted is delivered again' '
 	f=$(ls "$V/cur" | sed -n 1p) && g=$(ls "$V/cur" | sed -n 2p) &&
