@@ -11,6 +11,8 @@
  *
  * One direction only: flags changed in the view after a message was
  * delivered, and flags changed on the server, are not carried over.
+ * libcurl APPENDs with \Seen: the flags are set after each CHUNK by UID
+ * STORE, so a crash in between leaves that chunk's messages \Seen.
  * Runs in the refresh thread, under no lock; every network call is
  * bounded by the timeouts of a search, and the daemon's stop or the
  * view's removal ends it at the next command.
@@ -144,12 +146,35 @@ static int settle_pending(views_t *v, struct live *l, const struct cache_view *c
 	return err;
 }
 
+/* the flags of the messages of a chunk just sent, one UID STORE per set
+ * of flags (curl sent them all with \Seen) */
+static int store_flags(net_imap_t *h, const uint64_t *uids, const unsigned *fl, size_t n)
+{
+	uint64_t set[CHUNK];
+	unsigned f;
+	size_t i, k;
+	int err = 0;
+
+	for (f = 0; f < 8 && !err; f++) {
+		if (f == NET_IMAP_SEEN)
+			continue;
+		for (i = 0, k = 0; i < n; i++)
+			if (fl[i] == f && uids[i])
+				set[k++] = uids[i];
+		if (k)
+			err = net_imap_set_flags(h, set, k, f);
+	}
+	return err;
+}
+
 /* APPEND what the folder lacks, CHUNK at a time; *sent counts them */
 static int send_new(views_t *v, const struct cache_view *cv, const char *url, net_imap_t *h,
 		    struct pick *p, const unsigned char *states, uint64_t *sent, int *net)
 {
 	unsigned char *chunk = malloc(CHUNK * CACHE_OID_LEN);
 	size_t idx[CHUNK], i = 0, k, done;
+	uint64_t uids[CHUNK];
+	unsigned fl[CHUNK];
 	int err = 0;
 
 	*net = 0;
@@ -170,15 +195,22 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 			char *raw = NULL, *mid = NULL;
 			size_t len;
 
+			fl[done] = imap_flags(p->flags[idx[done]]);
 			if (!(err = load(v, chunk + done * CACHE_OID_LEN, &raw, &len, &mid))) {
-				err = net_imap_append(h, raw, len, imap_flags(p->flags[idx[done]]),
-						      mid);
+				/* its UID only if its flags are not curl's */
+				err = net_imap_append(h, raw, len,
+						      fl[done] == NET_IMAP_SEEN ? NULL : mid,
+						      &uids[done]);
 				*net = err != 0;
 			}
 			free(raw);
 			free(mid);
 			if (err)
 				break;
+		}
+		if (done && !err) {
+			err = store_flags(h, uids, fl, done);
+			*net = err != 0;
 		}
 		/* what was sent is done; the rest of the chunk stays pending,
 		 * looked for by Message-ID next time */

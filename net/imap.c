@@ -2,10 +2,10 @@
  * IMAP delivery with libcurl: one session (one curl handle, so one
  * connection) per folder per delivery; see net.h for the contract.
  *
- * libcurl's APPEND always sends (\Seen); the message's own flags are then
- * set with UID STORE on the UID the server gave (APPENDUID, RFC 4315),
- * or, from a server without UIDPLUS, the one UID SEARCH finds by its
- * Message-ID.  Other commands go as curl custom requests: their untagged
+ * libcurl's APPEND always sends (\Seen); the messages' own flags are then
+ * set with UID STORE, many at once, on the UIDs the server gave
+ * (APPENDUID, RFC 4315), or, from a server without UIDPLUS, the ones UID
+ * SEARCH finds by their Message-IDs.  Other commands go as curl custom requests: their untagged
  * answers come to the write callback, every response line to the header
  * callback, and both are read from one buffer per command.
  */
@@ -377,14 +377,14 @@ int net_imap_find(net_imap_t *h, const char *mid, int *found)
 	return err;
 }
 
-int net_imap_append(net_imap_t *h, const char *raw, size_t len, unsigned flags,
-		    const char *mid)
+int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
+		    uint64_t *uid)
 {
-	char cmd[160];
-	uint64_t uid = 0, v;
+	uint64_t v;
 	CURLcode rc;
 	int err;
 
+	*uid = 0;
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';
@@ -402,30 +402,47 @@ int net_imap_append(net_imap_t *h, const char *raw, size_t len, unsigned flags,
 		say_error(h, rc, "APPEND");
 		return curl_err(rc);
 	}
-	if (flags == NET_IMAP_SEEN)
-		return 0;       /* as curl sent it */
-	if (!h->ans || !strstr(h->ans, "[APPENDUID ") ||
+	if (h->ans && strstr(h->ans, "[APPENDUID ") &&
 	    sscanf(strstr(h->ans, "[APPENDUID "), "[APPENDUID %" SCNu64 " %" SCNu64 "]", &v,
-		   &uid) != 2)
-		uid = 0;
-	if (!uid && (err = search_mid(h, mid, &uid)))
-		return err == EINVAL ? 0 : err; /* no id to find it by: \Seen stays */
-	if (!uid)
+		   uid) == 2)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "UID STORE %" PRIu64 " FLAGS.SILENT (%s%s%s)", uid,
-		 flags & NET_IMAP_SEEN ? "\\Seen " : "",
-		 flags & NET_IMAP_FLAGGED ? "\\Flagged " : "",
-		 flags & NET_IMAP_ANSWERED ? "\\Answered" : "");
-	/* "(\Seen )" is fine IMAP, but tidy it */
-	{
-		size_t n = strlen(cmd);
+	*uid = 0;
+	if (mid && (err = search_mid(h, mid, uid)))
+		return err == EINVAL ? 0 : err; /* no id to find it by */
+	return 0;
+}
 
-		if (n >= 2 && cmd[n - 2] == ' ') {
-			cmd[n - 2] = ')';
-			cmd[n - 1] = '\0';
+/* at most this many UIDs per STORE (a command line stays short) */
+#define STORE_MAX 500
+
+int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned flags)
+{
+	char *cmd = NULL, *set = NULL;
+	size_t len = 0, i, k;
+	FILE *f;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i += k) {
+		if (!(f = open_memstream(&set, &len)))
+			return ENOMEM;
+		for (k = 0; i + k < n && k < STORE_MAX; k++)
+			fprintf(f, "%s%" PRIu64, k ? "," : "", uids[i + k]);
+		if (fclose(f) || asprintf(&cmd, "UID STORE %s FLAGS.SILENT (%s%s%s%s%s)", set,
+					  flags & NET_IMAP_SEEN ? "\\Seen" : "",
+					  (flags & NET_IMAP_SEEN) && (flags & ~NET_IMAP_SEEN) ? " " : "",
+					  flags & NET_IMAP_FLAGGED ? "\\Flagged" : "",
+					  (flags & NET_IMAP_FLAGGED) && (flags & NET_IMAP_ANSWERED) ? " " : "",
+					  flags & NET_IMAP_ANSWERED ? "\\Answered" : "") < 0) {
+			free(set);
+			return ENOMEM;
 		}
+		free(set);
+		set = NULL;
+		err = command(h, h->folder_url, cmd, "UID STORE");
+		free(cmd);
+		cmd = NULL;
 	}
-	return command(h, h->folder_url, cmd, "UID STORE");
+	return err;
 }
 
 void net_imap_close(net_imap_t *h)

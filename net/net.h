@@ -122,11 +122,16 @@ int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created);
 /* Whether the folder has a message with Message-ID mid ("<...>"): UID
  * SEARCH HEADER Message-ID.  EINVAL for an id that cannot be asked for. */
 int net_imap_find(net_imap_t *h, const char *mid, int *found);
+/* APPEND one message.  libcurl sends it with \Seen (always): its own
+ * flags are set after, by UID, with net_imap_set_flags.  *uid gets its
+ * UID from the server's APPENDUID (RFC 4315), else, when mid (its
+ * Message-ID) is given, from a UID SEARCH for it; 0 when unknown. */
+int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
+		    uint64_t *uid);
 enum { NET_IMAP_SEEN = 1, NET_IMAP_FLAGGED = 2, NET_IMAP_ANSWERED = 4 };
-/* APPEND one message with flags NET_IMAP_* (mid: its Message-ID, to find
- * its UID from a server without UIDPLUS; NULL: none). */
-int net_imap_append(net_imap_t *h, const char *raw, size_t len, unsigned flags,
-		    const char *mid);
+/* Set the flags (NET_IMAP_*, replacing the others) of n messages by UID,
+ * a few hundred per UID STORE. */
+int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned flags);
 /* Why the last command failed; valid until the next one. */
 const char *net_imap_error(const net_imap_t *h);
 void net_imap_close(net_imap_t *h);
