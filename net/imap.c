@@ -303,17 +303,19 @@ int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created)
 	int err;
 
 	*created = 0;
-	snprintf(cmd, sizeof(cmd), "EXAMINE \"%s\"", h->folder);
-	err = command(h, NULL, cmd, "EXAMINE");
-	if (err == EREMOTEIO) {
+	/* LIST first: a command the server refuses makes libcurl drop the
+	 * connection, and the delivery would need another */
+	snprintf(cmd, sizeof(cmd), "LIST \"\" \"%s\"", h->folder);
+	if ((err = command(h, NULL, cmd, "LIST")))
+		return err;
+	if (!h->ans || !strstr(h->ans, "* LIST ")) {
 		snprintf(cmd, sizeof(cmd), "CREATE \"%s\"", h->folder);
 		if ((err = command(h, NULL, cmd, "CREATE")))
 			return err;
 		*created = 1;
-		snprintf(cmd, sizeof(cmd), "EXAMINE \"%s\"", h->folder);
-		err = command(h, NULL, cmd, "EXAMINE");
 	}
-	if (err)
+	snprintf(cmd, sizeof(cmd), "EXAMINE \"%s\"", h->folder);
+	if ((err = command(h, NULL, cmd, "EXAMINE")))
 		return err;
 	if (find_number(h->ans, "[UIDVALIDITY ", &n) || n > UINT32_MAX) {
 		snprintf(h->error, sizeof(h->error), "EXAMINE: the server gave no UIDVALIDITY");
