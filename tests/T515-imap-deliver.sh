@@ -12,7 +12,43 @@
 
 if ! command -v dovecot >/dev/null; then
 	test_skip 'leifs delivers a view to IMAP' 'dovecot-imapd is not installed'
-	test_done
+	if command -v openssl >/dev/null; then
+TLS_PORT=$(free_port)
+TURL="imaps://lore@127.0.0.1:$TLS_PORT/tls"
+test_expect_success 'imaps: dovecot with a self-signed certificate' '
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null &&
+	dovecot_start "$TRASH/dovecot-tls" "$(free_port)" lore s3cret "$TLS_PORT" \
+		"$TRASH/cert.pem" "$TRASH/key.pem" &&
+	git config --global credential.helper "store --file=$TRASH/creds" &&
+	printf "protocol=imaps\nhost=127.0.0.1:%s\nusername=lore\npassword=s3cret\n\n" \
+		"$TLS_PORT" | git credential approve
+'
+test_expect_success 'imaps: an unknown certificate fails the delivery, not the view' '
+	T="$M/queries/s:pcf8563" && mkdir "$T" &&
+	printf "[leifs]\n\tsource = maildir:%s\n\timap = %s\n" "$SRC" "$TURL" >"$T/.config" &&
+	test_wait_for 60 "grep -q \"^imap: .*failed\" \"$T/.status\"" &&
+	grep "^imap: " "$T/.status" >st && cat st &&
+	grep -qi "certificate" st && grep -q "^state: fresh" "$T/.status"
+'
+test_expect_success 'imaps: with cafile= the same certificate is trusted and the view delivered' '
+	leifs_umount "$M" && leifs_mount "$M" $OPTS,cafile="$TRASH/cert.pem" &&
+	T="$M/queries/s:pcf8563" && echo 1 >"$T/.refresh" &&
+	n=$(find "$T/cur" "$T/new" -type f | wc -l) && [ "$n" -gt 0 ] &&
+	test_wait_for 60 "grep -qx \"imap: $TURL: ok, $n delivered\" \"$T/.status\"" &&
+	python3 - "$TLS_PORT" "$TRASH/cert.pem" "$n" <<-\EOP
+	import imaplib, ssl, sys
+	ctx = ssl.create_default_context(cafile=sys.argv[2])
+	m = imaplib.IMAP4_SSL("127.0.0.1", int(sys.argv[1]), ssl_context=ctx)
+	m.login("lore", "s3cret")
+	typ, data = m.select("tls", readonly=True)
+	assert typ == "OK" and int(data[0]) == int(sys.argv[3]), data
+	EOP
+'
+else
+	test_skip 'imaps with a self-signed certificate' 'openssl is not installed'
+fi
+test_done
 	exit
 fi
 
@@ -25,7 +61,7 @@ mkdir -p "$HOME"
 git config --global credential.helper "store --file=$TRASH/creds"
 
 # the source: a maildir the test adds mail to, in delivery order
-python3 "$TEST_DIR/gen-mail.py" -s 3 -n 60 "$TRASH/gen" >/dev/null
+python3 "$TEST_DIR/gen-mail.py" -s 3 -n 240 "$TRASH/gen" >/dev/null
 ls "$TRASH"/gen/linux-rtc/*.eml >"$TRASH/all-mail"
 SRC="$TRASH/src"
 mkdir -p "$SRC/cur" "$SRC/new" "$SRC/tmp"
@@ -60,6 +96,17 @@ imap_list() {
 	    mid = mid.group(1).decode() if mid else "-"
 	    out.append(f"{oid} {mid} {flags}".rstrip())
 	print("\n".join(sorted(out)))
+	m.logout()
+	EOP
+}
+# how many messages the folder has (STATUS: cheap enough to poll)
+imap_count() {
+	python3 - "$IMAP_PORT" "$FOLDER" <<-'EOP'
+	import imaplib, re, sys
+	m = imaplib.IMAP4("127.0.0.1", int(sys.argv[1]))
+	m.login("lore", "s3cret")
+	typ, data = m.status(sys.argv[2], "(MESSAGES)")
+	print(re.search(rb"MESSAGES (\d+)", data[0]).group(1).decode() if typ == "OK" else 0)
 	m.logout()
 	EOP
 }
@@ -143,10 +190,10 @@ kill_daemon() {
 	rm -f "$M.pid"
 }
 test_expect_success 'kill -9 in the middle of a delivery, then a remount: each message once' '
-	before=$(imap_list | grep -c .) &&
-	add_mail 71 400 && echo 1 >"$V/.refresh" &&
-	test_wait_for 60 "[ \$(imap_list | grep -c .) -gt $before ]" &&
-	kill_daemon && mid=$(imap_list | grep -c .) && echo "killed at $mid" &&
+	before=$(imap_count) && echo "before: $before" &&
+	add_mail 71 2000 && echo 1 >"$V/.refresh" &&
+	test_wait_for 60 "[ \$(imap_count) -gt $before ]" &&
+	kill_daemon && mid=$(imap_count) && echo "killed at $mid" &&
 	leifs_mount "$M" $OPTS && ls "$V/cur" >/dev/null &&
 	echo 1 >"$V/.refresh" &&
 	n=$(find "$V/cur" "$V/new" -type f | wc -l) && [ "$n" -gt "$before" ] &&
@@ -193,4 +240,40 @@ test_expect_success 'a wrong password: a clear .status line, one reject, and the
 	! grep -q wrong "$W/.status" "$TRASH/leifs.log" &&
 	grep -q "^state: fresh" "$W/.status" && ls "$W/cur" | grep -q .
 '
+if command -v openssl >/dev/null; then
+TLS_PORT=$(free_port)
+TURL="imaps://lore@127.0.0.1:$TLS_PORT/tls"
+test_expect_success 'imaps: dovecot with a self-signed certificate' '
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null &&
+	dovecot_start "$TRASH/dovecot-tls" "$(free_port)" lore s3cret "$TLS_PORT" \
+		"$TRASH/cert.pem" "$TRASH/key.pem" &&
+	git config --global credential.helper "store --file=$TRASH/creds" &&
+	printf "protocol=imaps\nhost=127.0.0.1:%s\nusername=lore\npassword=s3cret\n\n" \
+		"$TLS_PORT" | git credential approve
+'
+test_expect_success 'imaps: an unknown certificate fails the delivery, not the view' '
+	T="$M/queries/s:pcf8563" && mkdir "$T" &&
+	printf "[leifs]\n\tsource = maildir:%s\n\timap = %s\n" "$SRC" "$TURL" >"$T/.config" &&
+	test_wait_for 60 "grep -q \"^imap: .*failed\" \"$T/.status\"" &&
+	grep "^imap: " "$T/.status" >st && cat st &&
+	grep -qi "certificate" st && grep -q "^state: fresh" "$T/.status"
+'
+test_expect_success 'imaps: with cafile= the same certificate is trusted and the view delivered' '
+	leifs_umount "$M" && leifs_mount "$M" $OPTS,cafile="$TRASH/cert.pem" &&
+	T="$M/queries/s:pcf8563" && echo 1 >"$T/.refresh" &&
+	n=$(find "$T/cur" "$T/new" -type f | wc -l) && [ "$n" -gt 0 ] &&
+	test_wait_for 60 "grep -qx \"imap: $TURL: ok, $n delivered\" \"$T/.status\"" &&
+	python3 - "$TLS_PORT" "$TRASH/cert.pem" "$n" <<-\EOP
+	import imaplib, ssl, sys
+	ctx = ssl.create_default_context(cafile=sys.argv[2])
+	m = imaplib.IMAP4_SSL("127.0.0.1", int(sys.argv[1]), ssl_context=ctx)
+	m.login("lore", "s3cret")
+	typ, data = m.select("tls", readonly=True)
+	assert typ == "OK" and int(data[0]) == int(sys.argv[3]), data
+	EOP
+'
+else
+	test_skip 'imaps with a self-signed certificate' 'openssl is not installed'
+fi
 test_done
