@@ -62,7 +62,7 @@ static int drop_folder(cache_t *c, MDB_txn *txn, uint64_t id, const char *url)
 }
 
 int cache_imap_folder(cache_t *c, uint64_t id, const char *url, uint32_t uidvalidity,
-		      int *changed)
+		      int fresh, int *changed)
 {
 	MDB_txn *txn;
 	MDB_val k, d;
@@ -87,12 +87,14 @@ int cache_imap_folder(cache_t *c, uint64_t id, const char *url, uint32_t uidvali
 		memcpy(&old, d.mv_data, sizeof(old));
 	else if (rc && rc != MDB_NOTFOUND)
 		goto fail_rc;
-	if (!rc && old == uidvalidity) {
+	if (!rc && old == uidvalidity && !fresh) {
 		mdb_txn_abort(txn);
 		free(key);
 		return 0;
 	}
 	*changed = !rc;         /* a folder made anew, not a first delivery */
+	if (rc == MDB_NOTFOUND)
+		rc = 0;
 	d.mv_size = sizeof(uidvalidity);
 	d.mv_data = &uidvalidity;
 	if ((rc = drop_folder(c, txn, id, url)) ||

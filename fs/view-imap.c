@@ -272,7 +272,7 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 		goto net_fail;
 	}
 	net_cred_report(&cred, 1, v->o.timeout);
-	if ((err = cache_imap_folder(v->cache, cv->id, url, uidvalidity, &changed)))
+	if ((err = cache_imap_folder(v->cache, cv->id, url, uidvalidity, created, &changed)))
 		goto cache_fail;
 	if (changed || created)
 		log_info("IMAP folder of %s %s: delivering the view whole", l->name,

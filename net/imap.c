@@ -228,7 +228,7 @@ static int command(struct net_imap *h, const char *url, const char *cmd, const c
 	rc = curl_easy_perform(h->curl);
 	if (rc == CURLE_OK)
 		return 0;
-	say_error(h, rc, what);
+	say_error(h, rc, rc == CURLE_LOGIN_DENIED ? "login" : what);
 	return curl_err(rc);
 }
 

@@ -357,7 +357,7 @@ static void test_imap(void)
 	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
 	CHECK(cache_view_create(c, "v", "q", &v) == 0);
 	CHECK(cache_view_create(c, "w", "q", &w) == 0);
-	CHECK(cache_imap_folder(c, v.id, f1, 7, &changed) == 0 && changed == 0);
+	CHECK(cache_imap_folder(c, v.id, f1, 7, 0, &changed) == 0 && changed == 0);
 	CHECK(cache_imap_mark(c, v.id, f1, oids, 2, CACHE_IMAP_PENDING) == 0);
 	CHECK(cache_imap_mark(c, v.id, f1, oids, 1, CACHE_IMAP_DONE) == 0);
 	CHECK(cache_imap_mark(c, v.id, f2, oids + 2 * CACHE_OID_LEN, 1, CACHE_IMAP_DONE) == 0);
@@ -367,12 +367,16 @@ static void test_imap(void)
 	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 1);
 	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 1);
 	/* the same UIDVALIDITY keeps them; another drops f1's only */
-	CHECK(cache_imap_folder(c, v.id, f1, 7, &changed) == 0 && changed == 0);
+	CHECK(cache_imap_folder(c, v.id, f1, 7, 0, &changed) == 0 && changed == 0);
 	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 1);
-	CHECK(cache_imap_folder(c, v.id, f1, 8, &changed) == 0 && changed == 1);
+	CHECK(cache_imap_folder(c, v.id, f1, 8, 0, &changed) == 0 && changed == 1);
 	CHECK(cache_imap_states(c, v.id, f1, oids, 3, st) == 0 && !st[0] && !st[1] && !st[2]);
 	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 1);
 	CHECK(cache_imap_count(c, w.id, f1, &n) == 0 && n == 1);
+	/* a folder made anew with the same UIDVALIDITY starts over too */
+	CHECK(cache_imap_mark(c, v.id, f1, oids, 1, CACHE_IMAP_DONE) == 0);
+	CHECK(cache_imap_folder(c, v.id, f1, 8, 1, &changed) == 0 && changed == 1);
+	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 0);
 	/* gone with the view, and nothing written under a removed one */
 	CHECK(cache_view_delete(c, "v") == 0);
 	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 0);
