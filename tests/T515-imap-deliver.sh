@@ -183,6 +183,14 @@ test_expect_success 'a repeated refresh and a remount append nothing' '
 	echo 1 >"$V/.refresh" && sleep 1 && wait_delivered "$n" "$V" &&
 	[ "$(imap_list | grep -c .)" -eq "$n" ] && same_as_view "$V"
 '
+test_expect_success 'a delivery is one connection (one login) to the server' '
+	l0=$(grep -c "Login: user=<lore>" "$TRASH/dovecot/dovecot.log") &&
+	a0=$(grep -c " appended$" "$TRASH/leifs.log") &&
+	add_mail 71 73 && echo 1 >"$V/.refresh" &&
+	test_wait_for 60 "[ \$(grep -c \" appended$\" \"$TRASH/leifs.log\") -gt $a0 ]" &&
+	l1=$(grep -c "Login: user=<lore>" "$TRASH/dovecot/dovecot.log") &&
+	echo "logins: $l0 -> $l1" && [ $((l1 - l0)) -eq 1 ] && same_as_view "$V"
+'
 kill_daemon() {
 	kill -9 "$(cat "$M.pid")" 2>/dev/null
 	fusermount3 -u -z "$M" 2>/dev/null
@@ -191,7 +199,7 @@ kill_daemon() {
 }
 test_expect_success 'kill -9 in the middle of a delivery, then a remount: each message once' '
 	before=$(imap_count) && echo "before: $before" &&
-	add_mail 71 2000 && echo 1 >"$V/.refresh" &&
+	add_mail 74 2000 && echo 1 >"$V/.refresh" &&
 	test_wait_for 60 "[ \$(imap_count) -gt $before ]" &&
 	kill_daemon && mid=$(imap_count) && echo "killed at $mid" &&
 	leifs_mount "$M" $OPTS && ls "$V/cur" >/dev/null &&
