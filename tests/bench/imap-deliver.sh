@@ -38,6 +38,9 @@ printf 'protocol=imap\nhost=127.0.0.1:%s\nusername=lore\npassword=s3cret\n\n' "$
 	git credential approve
 mkdir -p "$M"
 "$LEIFS" -f -o "source=$TRASH/bench.mbox,cache=$TRASH/cache,timeout=3600,first_wait=3600,refresh=100000" "$M" 2>"$TRASH/leifs.log" &
+LPID=$!
+# the daemon's CPU seconds (user + system) so far
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$LPID/stat"; }
 test_atexit "fusermount3 -u -z '$M' 2>/dev/null"
 test_wait_for 10 "mountpoint -q '$M'"
 V="$M/queries/s:bench"
@@ -45,12 +48,15 @@ t0=$(now)
 mkdir "$V" && ls -f "$V/cur" >/dev/null
 t_fill=$(calc "$(now) - $t0")
 # the view's folder given: a refresh (nothing new) and the first delivery
+c0=$(cpu)
 t0=$(now)
 printf '[leifs]\n\tsource = %s\n\timap = imap://lore@127.0.0.1:%s/bench-leifs\n' \
 	"$TRASH/bench.mbox" "$PORT" >"$V/.config"
 test_wait_for 3600 "grep -q '^imap: .*: ok, $N delivered' '$V/.status'"
 t_leifs=$(calc "$(now) - $t0")
+c_leifs=$(calc "$(cpu) - $c0")
 grep '^imap:' "$V/.status"
+echo "leifs CPU during the delivery: $c_leifs s"
 if ! command -v mbsync >/dev/null; then
 	printf 'imap-deliver: %s messages (fill %.2f s): leifs delivery %.2f s (mbsync not installed: no ratio)\n' "$N" "$t_fill" "$t_leifs"
 	exit 0
