@@ -72,7 +72,7 @@ install: leifs
 	install -m 755 leifs '$(DESTDIR)$(BINDIR)/leifs'
 	install -m 644 fs/leifs.1 '$(DESTDIR)$(MANDIR)/man1/leifs.1'
 	install -m 644 README '$(DESTDIR)$(DOCDIR)/README'
-	install -m 644 examples/config examples/leifs.service examples/mbsyncrc '$(DESTDIR)$(DOCDIR)/examples/'
+	install -m 644 examples/config examples/leifs.service examples/mbsyncrc examples/imap-view.config '$(DESTDIR)$(DOCDIR)/examples/'
 
 uninstall:
 	rm -f '$(DESTDIR)$(BINDIR)/leifs' '$(DESTDIR)$(MANDIR)/man1/leifs.1'

@@ -28,6 +28,9 @@ struct cache {
 				 * the view's .config text (settings.c) */
 	int older;              /* opened by cache_open_check with neither
 				 * table: an older layout, read as it is */
+	MDB_dbi imap;           /* view id + folder URL + '\0' + oid -> a
+				 * CACHE_IMAP_* byte (imap.c) */
+	MDB_dbi imapfolder;     /* view id + folder URL -> UIDVALIDITY (imap.c) */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -169,6 +172,8 @@ int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id);
 int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 		       int64_t created, const char *pos, size_t plen);
 int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
+/* imap.c, inside the caller's txn: drop view id's delivery records */
+int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id);
 /* settings.c: write view id's settings record, inside the caller's txn */
 int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
 			 const char *text, size_t len);

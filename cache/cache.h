@@ -20,6 +20,10 @@
  *             One small record per message the view ever lost; removed with
  *             the view.
  *   settings  view id -> the view's .config text; removed with the view.
+ *   imap      (view id, IMAP folder URL, oid) -> pending or done: what
+ *             leifs APPENDed to a view's folder; with each folder's
+ *             UIDVALIDITY (imapfolder), a new one of which starts over.
+ *             Removed with the view.
  *   sources   spec -> a local archive's record: where its next import
  *             resumes, and the id its messages are held under (entries
  *             under an id that is never a view's: see sources.c).
@@ -290,6 +294,29 @@ int cache_settings_put(cache_t *c, uint64_t id, const char *text, size_t len);
 /* Forget them (ENOENT if there were none): the view takes the defaults. */
 int cache_settings_remove(cache_t *c, uint64_t id);
 
+/* ---- IMAP delivery (imap.c): what was APPENDed to a view's folders ---- */
+
+/* Recorded before an APPEND (it may have happened: ask the server) and
+ * after it (it did). */
+enum { CACHE_IMAP_PENDING = 1, CACHE_IMAP_DONE = 2 };
+/* Record folder `url`'s UIDVALIDITY for view id; a different one than
+ * recorded, or `fresh` (leifs just made the folder: a server may give a
+ * new folder its old UIDVALIDITY), drops the folder's delivery records
+ * (*changed = 1 if there were), so all is delivered again.  ENOENT once
+ * the view is removed. */
+int cache_imap_folder(cache_t *c, uint64_t id, const char *url, uint32_t uidvalidity,
+		      int fresh, int *changed);
+/* states[i] = the CACHE_IMAP_* of oids[i] (n of them, CACHE_OID_LEN each)
+ * in folder `url` of view id, 0 if never recorded; one read transaction. */
+int cache_imap_states(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
+		      size_t n, unsigned char *states);
+/* Record n oids as `state`, in one write transaction (ENOENT once the view
+ * is removed). */
+int cache_imap_mark(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
+		    size_t n, unsigned char state);
+/* How many messages folder `url` of view id has as delivered (done). */
+int cache_imap_count(cache_t *c, uint64_t id, const char *url, uint64_t *done);
+
 /* ---- sources (local archives) ---- */
 
 struct cache_source {
@@ -407,6 +434,9 @@ int cache_mail_info(const char *raw, size_t len, int64_t *date,
 /* SHA-256 of the first Message-ID header, raw (lei's dedupe=mid key);
  * ENOENT if it has none. */
 int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LEN]);
+/* The first Message-ID as "<id>", as gmime decodes it (malloc'd, the
+ * caller's); ENOENT if it has none. */
+int cache_mail_msgid(const char *raw, size_t len, char **mid);
 void cache_mail_init(void);   /* once, before threads (g_mime_init) */
 
 #endif

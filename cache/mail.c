@@ -602,3 +602,25 @@ int cache_mail_mid(const char *raw, size_t len, unsigned char out[CACHE_CHASH_LE
 	cache_mail_done(msg, hold);
 	return err;
 }
+
+int cache_mail_msgid(const char *raw, size_t len, char **mid)
+{
+	GByteArray *hold;
+	GMimeMessage *msg = cache_mail_parse(raw, len, &hold);
+	const char *m;
+	int err = ENOENT;
+
+	*mid = NULL;
+	if (!msg) {
+		cache_mail_done(NULL, hold);
+		return EINVAL;
+	}
+	m = g_mime_message_get_message_id(msg);
+	if (m && *m) {
+		err = asprintf(mid, "<%s>", m) < 0 ? ENOMEM : 0;
+		if (err)
+			*mid = NULL;
+	}
+	cache_mail_done(msg, hold);
+	return err;
+}

@@ -376,6 +376,11 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 		   (rc = mdb_dbi_open(txn, "settings", MDB_CREATE, &c->settings))) {
 		goto fail;
 	}
+	/* the IMAP delivery tables: made by a mount, never by --check (which
+	 * does not read them) */
+	if (upgrade && ((rc = mdb_dbi_open(txn, "imap", MDB_CREATE, &c->imap)) ||
+			(rc = mdb_dbi_open(txn, "imapfolder", MDB_CREATE, &c->imapfolder))))
+		goto fail;
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
 		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "

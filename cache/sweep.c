@@ -356,6 +356,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	    ((rc = cache_errno(mdb_del(txn, c->settings, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
+	    (rc = cache_imap_drop_view(c, txn, r.id)) ||
 	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));

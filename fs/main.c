@@ -220,7 +220,17 @@ int main(int argc, char *argv[])
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy, .index_remote = o.index_remote,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
+		.imaps = o.imaps, .nimaps = o.nimaps,
 	};
+	for (i = 0; i < vo.nimaps; i++) {
+		char why[300];
+
+		if (settings_imap_ok(vo.imaps[i], why, sizeof(why))) {
+			fprintf(stderr, "leifs: imap=%s: %s\n", vo.imaps[i], why);
+			ret = 2;
+			goto out_opts;
+		}
+	}
 	for (i = 0; i < vo.nsources; i++) {
 		char why[600];
 

@@ -22,6 +22,10 @@ const struct opt_spec options[] = {
 	{ "source", OPTT_SOURCE, 0, VIEW, 0, "URL|PATH",
 	  "a public-inbox to search, or a mail archive on disk (mbox, maildir, "
 	  "public-inbox); repeat for several", LEIFS_DEFAULT_SOURCE },
+	{ "imap", OPTT_IMAP, 0, VIEW, 0, "URL",
+	  "an IMAP folder a view's messages are APPENDed to after each search, "
+	  "imap[s]://[user@]host[:port]/FOLDER, the password from git credential; "
+	  "repeat for several", "none" },
 	{ "cache", OPTT_PATH, O(cache), ALL, 0, "DIR", "the cache", "$XDG_CACHE_HOME/leifs" },
 	{ "refresh", OPTT_LONG, O(refresh), VIEW, 600, "SECONDS",
 	  "a listing refreshes a view older than this", NULL },
@@ -73,7 +77,7 @@ const struct opt_spec options[] = {
 	{ NULL, OPTT_FUSE, 0, 0, 0, NULL, NULL, NULL }
 };
 
-enum { KEY_SOURCE = 1, KEY_HELP, KEY_VERSION };
+enum { KEY_SOURCE = 1, KEY_IMAP, KEY_HELP, KEY_VERSION };
 
 static long *long_at(struct opts *o, const struct opt_spec *s)
 {
@@ -112,6 +116,11 @@ void options_free(struct opts *o)
 	free(o->sources);
 	o->sources = NULL;
 	o->nsources = 0;
+	for (i = 0; i < o->nimaps; i++)
+		free(o->imaps[i]);
+	free(o->imaps);
+	o->imaps = NULL;
+	o->nimaps = 0;
 	for (s = options; s->name; s++)
 		if (s->type == OPTT_STRING || s->type == OPTT_PATH || s->type == OPTT_SETTING) {
 			free(*str_at(o, s));
@@ -154,6 +163,19 @@ static int add_source(struct opts *o, const char *url)
 	return 0;
 }
 
+static int add_imap(struct opts *o, const char *url)
+{
+	char **s = realloc(o->imaps, (size_t)(o->nimaps + 1) * sizeof(*s));
+
+	if (!s)
+		return -1;
+	o->imaps = s;
+	if (!(s[o->nimaps] = strdup(url)))
+		return -1;
+	o->nimaps++;
+	return 0;
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
 	struct opts *o = data;
@@ -162,6 +184,8 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 	switch (key) {
 	case KEY_SOURCE:
 		return add_source(o, arg + strlen("source="));
+	case KEY_IMAP:
+		return add_imap(o, arg + strlen("imap="));
 	case KEY_HELP:
 		o->show_help = 1;
 		return 0;
@@ -207,6 +231,7 @@ int options_parse(struct fuse_args *args, struct opts *o)
 			fmt = "%s";
 			break;
 		case OPTT_SOURCE:
+		case OPTT_IMAP:
 			fmt = "%s=";
 			break;
 		case OPTT_FUSE:
@@ -216,6 +241,8 @@ int options_parse(struct fuse_args *args, struct opts *o)
 			goto out;
 		if (s->type == OPTT_SOURCE)
 			fo[k++] = (struct fuse_opt)FUSE_OPT_KEY(t, KEY_SOURCE);
+		else if (s->type == OPTT_IMAP)
+			fo[k++] = (struct fuse_opt)FUSE_OPT_KEY(t, KEY_IMAP);
 		else
 			fo[k++] = (struct fuse_opt){ t, s->off, 1 };
 	}
@@ -351,7 +378,8 @@ static int set_str(char **dst, const char *v, int path)
 /* One [leifs] key (lowercased, '-' read as '_') of the config file into
  * what the command line left unset: 0, EINVAL for a bad value, ENOENT for
  * an unknown key, ENOMEM. */
-static int apply_key(struct opts *o, const char *key, const char *v, int cmdline_sources)
+static int apply_key(struct opts *o, const char *key, const char *v, int cmdline_sources,
+		     int cmdline_imaps)
 {
 	const struct opt_spec *s;
 	struct settings t = { 0 };
@@ -383,6 +411,12 @@ static int apply_key(struct opts *o, const char *key, const char *v, int cmdline
 		if (!cmdline_sources && add_source(o, v))
 			return ENOMEM;
 		return 0;
+	case OPTT_IMAP:
+		if (!v || !*v)
+			return EINVAL;
+		if (!cmdline_imaps && add_imap(o, v))
+			return ENOMEM;
+		return 0;
 	case OPTT_PATH:
 		if (!v || !*v)
 			return EINVAL;
@@ -404,7 +438,7 @@ static int apply_key(struct opts *o, const char *key, const char *v, int cmdline
 /* The config file's keys.  0, or EINVAL with one line in `why`. */
 static int apply_config(struct opts *o, const config_t *c, char *why, size_t whylen)
 {
-	int cmdline_sources = o->nsources > 0;
+	int cmdline_sources = o->nsources > 0, cmdline_imaps = o->nimaps > 0;
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
@@ -423,7 +457,7 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 			for (p = key; *p; p++)
 				if (*p == '-')
 					*p = '_'; /* git style refresh-all == refresh_all */
-			err = apply_key(o, key, it->value, cmdline_sources);
+			err = apply_key(o, key, it->value, cmdline_sources, cmdline_imaps);
 		}
 		if (err == ENOMEM) {
 			snprintf(why, whylen, "out of memory");

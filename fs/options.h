@@ -49,6 +49,8 @@ struct opts {
 	int show_help, show_version;
 	char **sources;         /* absolute paths or URLs; owned */
 	int nsources;
+	char **imaps;           /* IMAP folder URLs (imap=); owned */
+	int nimaps;
 };
 
 enum opt_type {
@@ -59,6 +61,7 @@ enum opt_type {
 	OPTT_FLAG,      /* -o name (sets 1); a git-config bool in the file */
 	OPTT_BOOL,      /* -o name=0|1; a git-config bool in the file */
 	OPTT_SOURCE,    /* -o source=URL|PATH, repeated; made absolute */
+	OPTT_IMAP,      /* -o imap=URL, repeated: the IMAP folders of views */
 	OPTT_FUSE,      /* libfuse's own (allow_other): listed in --help only */
 };
 
@@ -69,7 +72,8 @@ enum opt_type {
 struct opt_spec {
 	const char *name;
 	enum opt_type type;
-	size_t off;             /* the field of struct opts; 0 for SOURCE, FUSE */
+	size_t off;             /* the field of struct opts; 0 for SOURCE,
+				 * IMAP, FUSE */
 	unsigned where;         /* OPTW_* */
 	long def;               /* LONG, FLAG, BOOL: the default */
 	const char *arg;        /* --help: "SECONDS" in "-o refresh=SECONDS" */

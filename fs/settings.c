@@ -22,28 +22,39 @@ const char *settings_dedupe_name(int dedupe)
 	return dedupe >= 0 && dedupe <= CACHE_DEDUPE_NONE ? dedupe_names[dedupe] : "?";
 }
 
-void settings_free(struct settings *s)
+static void free_list(char ***list, int *n)
 {
 	int i;
 
-	for (i = 0; i < s->nsources; i++)
-		free(s->sources[i]);
-	free(s->sources);
-	s->sources = NULL;
-	s->nsources = 0;
+	for (i = 0; i < *n; i++)
+		free((*list)[i]);
+	free(*list);
+	*list = NULL;
+	*n = 0;
+}
+
+void settings_free(struct settings *s)
+{
+	free_list(&s->sources, &s->nsources);
+	free_list(&s->imaps, &s->nimaps);
+}
+
+static int add_to(char ***list, int *n, const char *url)
+{
+	char **v = realloc(*list, (size_t)(*n + 1) * sizeof(*v));
+
+	if (!v)
+		return ENOMEM;
+	*list = v;
+	if (!(v[*n] = strdup(url)))
+		return ENOMEM;
+	(*n)++;
+	return 0;
 }
 
 static int add_source(struct settings *s, const char *url)
 {
-	char **v = realloc(s->sources, (size_t)(s->nsources + 1) * sizeof(*v));
-
-	if (!v)
-		return ENOMEM;
-	s->sources = v;
-	if (!(v[s->nsources] = strdup(url)))
-		return ENOMEM;
-	s->nsources++;
-	return 0;
+	return add_to(&s->sources, &s->nsources, url);
 }
 
 int settings_copy(const struct settings *from, struct settings *to)
@@ -53,8 +64,15 @@ int settings_copy(const struct settings *from, struct settings *to)
 	*to = *from;
 	to->sources = NULL;
 	to->nsources = 0;
+	to->imaps = NULL;
+	to->nimaps = 0;
 	for (i = 0; i < from->nsources; i++)
 		if ((err = add_source(to, from->sources[i]))) {
+			settings_free(to);
+			return err;
+		}
+	for (i = 0; i < from->nimaps; i++)
+		if ((err = add_to(&to->imaps, &to->nimaps, from->imaps[i]))) {
 			settings_free(to);
 			return err;
 		}
@@ -100,6 +118,18 @@ int settings_source_ok(const char *v)
 	return !net_source_parse(v, &s);
 }
 
+int settings_imap_ok(const char *v, char *why, size_t whylen)
+{
+	struct net_imap_url u;
+	const char *reason = NULL;
+
+	if (!v || net_imap_parse(v, &u, &reason)) {
+		snprintf(why, whylen, "%s", reason ? reason : "not an IMAP folder URL");
+		return EINVAL;
+	}
+	return 0;
+}
+
 /* a value as git-config reads it back: quoted when it holds # ; " or \ */
 static void put_value(FILE *f, const char *v)
 {
@@ -122,7 +152,7 @@ int settings_parse(const struct settings *def, const char *text, size_t len,
 		   struct settings *out, char *why, size_t whylen)
 {
 	config_t c = { 0 };
-	int err, sources = 0;
+	int err, sources = 0, imaps = 0;
 	size_t i;
 
 	why[0] = '\0';
@@ -147,21 +177,29 @@ int settings_parse(const struct settings *def, const char *text, size_t len,
 				err = EINVAL;
 				goto fail;
 			}
-			if (!sources++) {       /* the view's sources replace the defaults */
-				struct settings keep = *out;
-
-				keep.sources = NULL;
-				keep.nsources = 0;
-				settings_free(out);
-				*out = keep;
-			}
+			if (!sources++)         /* the view's sources replace the defaults */
+				free_list(&out->sources, &out->nsources);
 			if ((err = add_source(out, it->value)))
+				goto fail;
+			continue;
+		}
+		if (!strcmp(key, "imap")) {
+			char r[200];
+
+			if (settings_imap_ok(it->value, r, sizeof(r))) {
+				snprintf(why, whylen, "line %d: imap: %s", it->line, r);
+				err = EINVAL;
+				goto fail;
+			}
+			if (!imaps++)           /* the view's folders replace the defaults */
+				free_list(&out->imaps, &out->nimaps);
+			if ((err = add_to(&out->imaps, &out->nimaps, it->value)))
 				goto fail;
 			continue;
 		}
 		err = settings_set(out, key, it->value);
 		if (err == ENOENT) {
-			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, limit, refresh)",
+			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, imap, limit, refresh)",
 				 it->line, it->key);
 			err = EINVAL;
 		} else if (err == EINVAL) {
@@ -196,6 +234,11 @@ char *settings_format(const struct settings *s)
 	for (i = 0; i < s->nsources; i++) {
 		fputs("\tsource = ", f);
 		put_value(f, s->sources[i]);
+		fputc('\n', f);
+	}
+	for (i = 0; i < s->nimaps; i++) {
+		fputs("\timap = ", f);
+		put_value(f, s->imaps[i]);
 		fputc('\n', f);
 	}
 	if (fclose(f)) {

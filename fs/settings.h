@@ -4,7 +4,8 @@
  * each source), limit (--limit) and refresh.  Defaults come from the
  * command line and the config file (main.c); a view's own .config, in
  * git-config syntax under [leifs], overrides them key by key, and several
- * `source` lines replace the default sources as a whole.
+ * `source` lines replace the default sources as a whole; `imap` lines
+ * (folders the view is delivered to) replace the default folders so.
  *
  * Errors: 0 or a positive errno; EINVAL with a one-line reason in `why`.
  */
@@ -22,6 +23,10 @@ struct settings {
 	long refresh;           /* seconds */
 	char **sources;         /* owned */
 	int nsources;
+	char **imaps;           /* IMAP folder URLs (imap = ...), owned: after
+				 * each search the view's messages are
+				 * APPENDed to each (view-imap.c) */
+	int nimaps;
 };
 
 /* `def` with the keys of `text` (a view's .config) over it, into `out`. */
@@ -37,6 +42,10 @@ char *settings_format(const struct settings *s);
 void settings_free(struct settings *s);
 /* An http(s) URL, or a local archive: [mboxrd:|mboxo:|maildir:|v2:|v1:]/path */
 int settings_source_ok(const char *v);
+
+/* An IMAP folder URL (net_imap_parse): 0, or EINVAL with why (a password
+ * in it is refused) */
+int settings_imap_ok(const char *v, char *why, size_t whylen);
 
 const char *settings_dedupe_name(int dedupe);
 

@@ -30,6 +30,17 @@ void free_src(struct src_state *src, int n)
 	free(src);
 }
 
+void free_imap_state(struct imap_state *s)
+{
+	while (s) {
+		struct imap_state *next = s->next;
+
+		free(s->url);
+		free(s);
+		s = next;
+	}
+}
+
 void free_empty(struct empty_src *e)
 {
 	while (e) {
@@ -75,6 +86,7 @@ void live_free(struct live *l)
 	free(l->seen[0]);
 	free(l->seen[1]);
 	free_empty(l->empty);
+	free_imap_state(l->imap);
 	if (l->has_set)
 		settings_free(&l->set);
 	while (l->memos) {

@@ -538,6 +538,10 @@ record:
 			      failed ? CACHE_VIEW_FAILED : CACHE_VIEW_FRESH, cv.epoch,
 			      !failed && received && !held ? (int64_t)start : -1,
 			      (int64_t)time(NULL), err_text, last);
+	/* what the view holds now goes to its IMAP folders, whether or not
+	 * every source answered (never under a lock) */
+	if (set.nimaps && !atomic_load(&l->cancel))
+		view_imap_deliver(v, l, &cv, &set);
 out:
 	free(last);
 	for (i = 0; runs && i < n; i++) {

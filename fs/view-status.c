@@ -254,6 +254,7 @@ int views_status(views_t *v, const char *name, char **out)
 			fputs(" (remote mail is not indexed: index_remote = 0)", f);
 		fputc('\n', f);
 	}
+	view_imap_status(v, &cv, &set, f);
 	if (held)
 		fprintf(f, "held: the last full search found nothing at a source; %llu messages "
 			"stay until another, %ld s or more later, agrees\n",

@@ -74,6 +74,8 @@ struct live {
 				 * one began: staged again if it is refused */
 	struct settings set;    /* the view's settings, parsed (view_settings) */
 	int has_set;            /* set is valid; cleared when .config changes */
+	struct imap_state *imap;  /* per IMAP folder, how its last delivery
+				   * went (view-imap.c) */
 	struct local_memo *memos; /* per local source (view-local.c); used by
 				   * the one refresh of the view at a time */
 	char *seen[2];          /* .query, .config: the text last read ... */
@@ -162,6 +164,27 @@ long view_every(views_t *v, const struct cache_view *cv);
 int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long every);
 /* one search of every source of the view (view-search.c) */
 void view_search(views_t *v, struct live *l);
+
+/* IMAP delivery (view-imap.c).  After a search, from the refresh thread
+ * and under no lock, view_imap_deliver APPENDs the view's messages that
+ * are not yet in each of its folders (settings' imaps), recording each
+ * in the cache as pending before its APPEND and done after it; a pending
+ * one (a crash came between) is looked for by Message-ID before it is
+ * sent again.  A folder that fails is tried again at the next refresh
+ * and never fails the search.  view_imap_status writes one `imap:` line
+ * per folder for .status. */
+struct imap_state {
+	struct imap_state *next;
+	char *url;
+	int tried;              /* a delivery ran since the mount */
+	int failed;
+	char error[400];        /* failed: why (the server's words) */
+};
+void view_imap_deliver(views_t *v, struct live *l, const struct cache_view *cv,
+		       const struct settings *set);
+void view_imap_status(views_t *v, const struct cache_view *cv, const struct settings *set,
+		      FILE *f);
+void free_imap_state(struct imap_state *s);
 
 /* Local archives (view-local.c).  A source that is not an http(s) URL is
  * one.  view_local_search imports what is new, then adds the messages

@@ -66,6 +66,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 		struct settings d = {
 			.threads = o->threads, .dedupe = o->dedupe, .limit = o->limit,
 			.refresh = o->refresh, .sources = o->sources, .nsources = o->nsources,
+			.imaps = o->imaps, .nimaps = o->nimaps,
 		};
 
 		if ((err = settings_copy(&d, &v->def))) {

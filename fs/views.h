@@ -42,6 +42,8 @@ int views_source_check(const char *spec, char *why, size_t whylen);
 struct views_opts {
 	char **sources;         /* public-inbox URLs: the default sources */
 	int nsources;
+	char **imaps;           /* the default IMAP folders (settings.h) */
+	int nimaps;
 	int threads;            /* defaults of the view settings (settings.h) */
 	int dedupe;
 	long limit;

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One raw message, exactly as it will be stored (mboxrd unescaped).
  * `raw` is valid only during the call.  Return 0, or an errno to stop. */
@@ -74,6 +75,86 @@ char *net_search_url(const struct net_req *req);
 int net_thread(const struct net_req *req, net_msg_fn fn, void *arg, struct net_res *res);
 /* The URL net_thread() would GET; malloc'd. */
 char *net_thread_url(const struct net_req *req);
+
+/* The bounds and TLS settings of every request on a curl handle (a CURL *,
+ * void here so that net.h needs no curl header): connect timeout, low
+ * speed, deadline, cafile, insecure, proxy; errbuf gets curl's reasons
+ * (CURL_ERROR_SIZE).  search.c's, shared with imap.c. */
+void net_curl_bounds(void *curl, const struct net_req *req, char *errbuf);
+
+/*
+ * IMAP delivery (imap.c): APPEND a view's messages to a folder, as
+ * `lei q -o imaps://...` does.  A folder is named by a URL,
+ * imap://[user@]host[:port]/FOLDER or imaps://... (TLS from the start,
+ * verified unless req->insecure; req->cafile adds a trust root); imap://
+ * is plain text, for a server on loopback.  A password in the URL is
+ * refused (EINVAL): it comes from git credential (below).  A folder name
+ * is [A-Za-z0-9._+-,=/] only, so that it goes to the server as written.
+ *
+ * A session is one curl handle, hence one connection, for any number of
+ * commands, each bounded as net_search()'s requests (req->timeout,
+ * low_speed, deadline per command; *req->stop or *req->cancel abort with
+ * ECANCELED).  One thread at a time per session; sessions are
+ * independent.  Errors: 0 or a positive errno (EACCES: the server refused
+ * the login; EREMOTEIO: it refused a command; ETIMEDOUT, ECONNREFUSED,
+ * EPERM for TLS, ...), with net_imap_error() saying why in one line: the
+ * server's own NO/BAD answer when it gave one, never the password.
+ */
+#define NET_IMAP_NAME_MAX 256
+struct net_imap_url {
+	int tls;                /* imaps:// */
+	char user[NET_IMAP_NAME_MAX];   /* "" when not given */
+	char host[NET_IMAP_NAME_MAX];
+	int port;               /* 993 or 143 when not given */
+	char folder[NET_IMAP_NAME_MAX];
+};
+/* Check and split a folder URL (no I/O); EINVAL with a reason in *why. */
+int net_imap_parse(const char *url, struct net_imap_url *u, const char **why);
+
+typedef struct net_imap net_imap_t;
+/* A session for folder req->url (connecting at the first command); req
+ * must outlive it.  user and password are copied. */
+int net_imap_open(const struct net_req *req, const char *user, const char *password,
+		  net_imap_t **out);
+/* EXAMINE the folder (CREATE it first if the server says it has none,
+ * *created = 1) and give its UIDVALIDITY. */
+int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created);
+/* Whether the folder has a message with Message-ID mid ("<...>"): UID
+ * SEARCH HEADER Message-ID.  EINVAL for an id that cannot be asked for. */
+int net_imap_find(net_imap_t *h, const char *mid, int *found);
+/* APPEND one message.  libcurl sends it with \Seen (always): its own
+ * flags are set after, by UID, with net_imap_set_flags.  *uid gets its
+ * UID from the server's APPENDUID (RFC 4315), else, when mid (its
+ * Message-ID) is given, from a UID SEARCH for it; 0 when unknown. */
+int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
+		    uint64_t *uid);
+enum { NET_IMAP_SEEN = 1, NET_IMAP_FLAGGED = 2, NET_IMAP_ANSWERED = 4 };
+/* Set the flags (NET_IMAP_*, replacing the others) of n messages by UID,
+ * a few hundred per UID STORE. */
+int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned flags);
+/* Why the last command failed; valid until the next one. */
+const char *net_imap_error(const net_imap_t *h);
+void net_imap_close(net_imap_t *h);
+
+/*
+ * Passwords (credential.c) from `git credential fill`, and `approve` or
+ * `reject` after the server took or refused them, as git does
+ * (gitcredentials(7)).  git runs with a fixed argv and no shell, in /,
+ * with GIT_TERMINAL_PROMPT=0, killed after `timeout` seconds; nothing it
+ * answers is used but the username and password lines.  The password is
+ * never logged; net_cred_free wipes it.  Any thread.
+ */
+struct net_cred {
+	const char *protocol;   /* "imap" or "imaps"; the caller's */
+	const char *host;       /* "host" or "host:port"; the caller's */
+	char *username;         /* in: the URL's (malloc'd) or NULL; out: git's */
+	char *password;         /* out: malloc'd */
+};
+/* EACCES (or ETIMEDOUT, EINVAL) with a reason in why when no password came. */
+int net_cred_fill(struct net_cred *c, long timeout, char *why, size_t whylen);
+/* ok: approve (the server took it); else reject. */
+int net_cred_report(const struct net_cred *c, int ok, long timeout);
+void net_cred_free(struct net_cred *c);
 
 /*
  * The stream stages, exposed for tests and fuzzing.  A splitter takes

@@ -286,6 +286,31 @@ static void add_body_reason(struct net_res *res, const char *body, size_t len)
 		snprintf(res->error + have, sizeof(res->error) - have, ": %s", line);
 }
 
+void net_curl_bounds(void *handle, const struct net_req *req, char *errbuf)
+{
+	CURL *curl = handle;
+
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, req->timeout);
+	/* curl checks the rate once the status line came, the body of a
+	 * 404 too; 0 would switch the check off, so at least 1 byte/s */
+	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT,
+			 req->low_speed > 0 ? req->low_speed : 1L);
+	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, req->timeout);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	if (req->cafile)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, req->cafile);
+	if (req->proxy)
+		curl_easy_setopt(curl, CURLOPT_PROXY, req->proxy);
+	if (req->insecure) {
+		curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	/* also curl's own, in case progress calls come late */
+	if (req->deadline > 0)
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT, req->deadline + 1);
+}
+
 /*
  * One request for a gzip'd mboxrd answer, streamed to fn: a search's POST
  * (`post`) or a thread's GET; url is malloc'd and freed here (NULL: out of
@@ -314,34 +339,16 @@ static int fetch(const struct net_req *req, char *url, int post, net_msg_fn fn, 
 		curl_easy_setopt(x.curl, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(x.curl, CURLOPT_POSTFIELDSIZE, 0L);
 	}
-	curl_easy_setopt(x.curl, CURLOPT_NOSIGNAL, 1L);
 	if (req->user_agent)
 		curl_easy_setopt(x.curl, CURLOPT_USERAGENT, req->user_agent);
 	curl_easy_setopt(x.curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(x.curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(x.curl, CURLOPT_CONNECTTIMEOUT, req->timeout);
-	/* curl checks the rate once the status line came, the body of a
-	 * 404 too; 0 would switch the check off, so at least 1 byte/s */
-	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_LIMIT,
-			 req->low_speed > 0 ? req->low_speed : 1L);
-	curl_easy_setopt(x.curl, CURLOPT_LOW_SPEED_TIME, req->timeout);
-	curl_easy_setopt(x.curl, CURLOPT_ERRORBUFFER, errbuf);
+	net_curl_bounds(x.curl, req, errbuf);
 	curl_easy_setopt(x.curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x.curl, CURLOPT_WRITEDATA, &x);
 	curl_easy_setopt(x.curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(x.curl, CURLOPT_XFERINFODATA, &x);
 	curl_easy_setopt(x.curl, CURLOPT_NOPROGRESS, 0L);
-	if (req->cafile)
-		curl_easy_setopt(x.curl, CURLOPT_CAINFO, req->cafile);
-	if (req->proxy)
-		curl_easy_setopt(x.curl, CURLOPT_PROXY, req->proxy);
-	if (req->insecure) {
-		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(x.curl, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	/* also curl's own, in case progress calls come late */
-	if (req->deadline > 0)
-		curl_easy_setopt(x.curl, CURLOPT_TIMEOUT, req->deadline + 1);
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	rc = curl_easy_perform(x.curl);
 	if (!x.checked)

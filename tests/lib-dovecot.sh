@@ -1,11 +1,17 @@
 # lib-dovecot.sh: a Dovecot IMAP server on 127.0.0.1 for one test, with one
 # user and a plain password; its mail belongs to `nobody` (Dovecot refuses
 # to serve mail as root).
-#   dovecot_start DIR PORT USER PASS: start it; dovecot_stop DIR: stop it
-#   (registered with test_atexit by dovecot_start).
+#   dovecot_start DIR PORT USER PASS [TLSPORT CERT KEY]: start it (with
+#   TLSPORT, imaps too, on that port with that certificate); dovecot_stop
+#   DIR: stop it (registered with test_atexit by dovecot_start).
 
 dovecot_start() {
-	local d=$1 port=$2 user=$3 pass=$4
+	local d=$1 port=$2 user=$3 pass=$4 tlsport=${5:-0} ssl=no tls=
+	if [ "$tlsport" != 0 ]; then
+		ssl=yes
+		tls="ssl_cert = <$6
+ssl_key = <$7"
+	fi
 	mkdir -p "$d/run" "$d/home/$user" &&
 	chown -R nobody:nogroup "$d/home" &&
 	printf '%s:{PLAIN}%s\n' "$user" "$pass" >"$d/passwd" &&
@@ -15,7 +21,8 @@ listen = 127.0.0.1
 base_dir = $d/run
 state_dir = $d/run
 log_path = $d/dovecot.log
-ssl = no
+ssl = $ssl
+$tls
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_login_user = dovenull
@@ -36,7 +43,8 @@ service imap-login {
     port = $port
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = $tlsport
   }
 }
 service pop3-login {

@@ -510,6 +510,54 @@ static int older_writes(cache_t *c)
 	return rc;
 }
 
+/* the IMAP delivery tables (imap.c): states, counts, a new UIDVALIDITY,
+ * another folder and another view apart, all gone with the view */
+static void test_imap(void)
+{
+	char dir[] = "/tmp/leifs-imap-XXXXXX", why[512];
+	const char *f1 = "imap://u@h/A", *f2 = "imap://u@h/AB";
+	unsigned char oids[3 * CACHE_OID_LEN], st[3];
+	struct cache_view v, w;
+	uint64_t n;
+	cache_t *c;
+	int changed = -1, i;
+
+	for (i = 0; i < 3; i++)
+		memset(oids + i * CACHE_OID_LEN, 'a' + i, CACHE_OID_LEN);
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "v", "q", &v) == 0);
+	CHECK(cache_view_create(c, "w", "q", &w) == 0);
+	CHECK(cache_imap_folder(c, v.id, f1, 7, 0, &changed) == 0 && changed == 0);
+	CHECK(cache_imap_mark(c, v.id, f1, oids, 2, CACHE_IMAP_PENDING) == 0);
+	CHECK(cache_imap_mark(c, v.id, f1, oids, 1, CACHE_IMAP_DONE) == 0);
+	CHECK(cache_imap_mark(c, v.id, f2, oids + 2 * CACHE_OID_LEN, 1, CACHE_IMAP_DONE) == 0);
+	CHECK(cache_imap_mark(c, w.id, f1, oids + 2 * CACHE_OID_LEN, 1, CACHE_IMAP_DONE) == 0);
+	CHECK(cache_imap_states(c, v.id, f1, oids, 3, st) == 0 &&
+	      st[0] == CACHE_IMAP_DONE && st[1] == CACHE_IMAP_PENDING && st[2] == 0);
+	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 1);
+	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 1);
+	/* the same UIDVALIDITY keeps them; another drops f1's only */
+	CHECK(cache_imap_folder(c, v.id, f1, 7, 0, &changed) == 0 && changed == 0);
+	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 1);
+	CHECK(cache_imap_folder(c, v.id, f1, 8, 0, &changed) == 0 && changed == 1);
+	CHECK(cache_imap_states(c, v.id, f1, oids, 3, st) == 0 && !st[0] && !st[1] && !st[2]);
+	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 1);
+	CHECK(cache_imap_count(c, w.id, f1, &n) == 0 && n == 1);
+	/* a folder made anew with the same UIDVALIDITY starts over too */
+	CHECK(cache_imap_mark(c, v.id, f1, oids, 1, CACHE_IMAP_DONE) == 0);
+	CHECK(cache_imap_folder(c, v.id, f1, 8, 1, &changed) == 0 && changed == 1);
+	CHECK(cache_imap_count(c, v.id, f1, &n) == 0 && n == 0);
+	/* gone with the view, and nothing written under a removed one */
+	CHECK(cache_view_delete(c, "v") == 0);
+	CHECK(cache_imap_count(c, v.id, f2, &n) == 0 && n == 0);
+	CHECK(cache_imap_mark(c, v.id, f1, oids, 1, CACHE_IMAP_DONE) == ENOENT);
+	CHECK(cache_imap_count(c, w.id, f1, &n) == 0 && n == 1);
+	cache_view_release(&v);
+	cache_view_release(&w);
+	cache_close(c);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && (!strcmp(argv[1], "downgrade") || !strcmp(argv[1], "older-writes"))) {
@@ -534,6 +582,7 @@ int main(int argc, char **argv)
 	test_migration_bad_record();
 	test_older_leifs_after_upgrade();
 	test_long_spec_and_check();
+	test_imap();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

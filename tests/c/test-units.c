@@ -497,7 +497,8 @@ static void test_config(void)
 static void test_settings(void)
 {
 	static char *srcs[] = { "https://lore.kernel.org/all/" };
-	const struct settings def = { THREADS_OFF, CACHE_DEDUPE_CONTENT, 0, 600, srcs, 1 };
+	static char *imaps[] = { "imaps://me@imap.example.org/lore" };
+	const struct settings def = { THREADS_OFF, CACHE_DEDUPE_CONTENT, 0, 600, srcs, 1, imaps, 1 };
 	struct settings s, t;
 	char why[256], *text;
 	const char *cfg = "[leifs]\n\tthreads = flag-hits\n\tdedupe = MID\n\tlimit = 2k\n"
@@ -539,6 +540,22 @@ static void test_settings(void)
 	CHECK(settings_set(&t, "dedupe", "oid") == 0 && t.dedupe == CACHE_DEDUPE_OID);
 	CHECK(settings_set(&t, "threads", "no") == 0 && t.threads == THREADS_OFF);
 	CHECK(settings_set(&t, "source", "x") == ENOENT);
+	/* imap: repeatable, replaces the defaults, reads back; no password */
+	CHECK(PARSE("", &s) == 0 && s.nimaps == 1 && !strcmp(s.imaps[0], imaps[0]));
+	settings_free(&s);
+	CHECK(PARSE("[leifs]\nimap = imap://u%40x@127.0.0.1:1430/a/b\nimap = imaps://h/c\n", &s) == 0 &&
+	      s.nimaps == 2 && !strcmp(s.imaps[1], "imaps://h/c"));
+	CHECK((text = settings_format(&s)) != NULL && strstr(text, "\timap = imaps://h/c\n"));
+	CHECK(PARSE(text, &t) == 0 && t.nimaps == 2 && !strcmp(t.imaps[0], s.imaps[0]));
+	free(text);
+	settings_free(&t);
+	settings_free(&s);
+	CHECK(PARSE("[leifs]\nimap = imaps://me:secret@h/c\n", &s) == EINVAL &&
+	      strstr(why, "password") && !strstr(why, "secret"));
+	CHECK(PARSE("[leifs]\nimap = https://h/c\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imap://h/\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imap://h/a\"b\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imap://h:99999/a\n", &s) == EINVAL);
 }
 
 #undef PARSE
@@ -554,6 +571,8 @@ static const char *sample(const struct opt_spec *s)
 		return "true";
 	case OPTT_SOURCE:
 		return "/tmp";
+	case OPTT_IMAP:
+		return "imap://u@h/f";
 	case OPTT_PATH:
 		return "/tmp/x";
 	case OPTT_SETTING:
@@ -611,6 +630,7 @@ static void test_options(void)
 	CHECK(options_load_config(&o) == 0);
 	CHECK(o.refresh == 7 && o.map_size == 7 && o.insecure == 1 && o.index_remote == 1);
 	CHECK(o.nsources == 1 && !strcmp(o.sources[0], "/tmp"));
+	CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imap://u@h/f"));
 	CHECK(o.threads && !strcmp(o.threads, "flag-hits") && !strcmp(o.dedupe, "mid"));
 	CHECK(o.cache && !strcmp(o.cache, "/tmp/x") && !strcmp(o.proxy, "x"));
 	options_free(&o);
@@ -619,7 +639,7 @@ static void test_options(void)
 	/* the command line; the defaults under it */
 	{
 		char *argv[] = { "leifs", "-o", "refresh=5,insecure,index_remote=0,source=/a,"
-				 "threads=true,allow_other", "-o", "source=/b", "/mnt", NULL };
+				 "threads=true,allow_other,imap=imap://h/x", "-o", "source=/b", "/mnt", NULL };
 		struct fuse_args args = FUSE_ARGS_INIT(6, argv);
 
 		options_init(&o);
@@ -627,6 +647,7 @@ static void test_options(void)
 		CHECK(options_parse(&args, &o) == 0);
 		CHECK(o.refresh == 5 && o.insecure == 1 && o.index_remote == 0);
 		CHECK(o.nsources == 2 && !strcmp(o.sources[1], "/b"));
+		CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imap://h/x"));
 		CHECK(o.threads && !strcmp(o.threads, "true"));
 		/* libfuse's own option is left for libfuse */
 		CHECK(args.argc == 4 && !strcmp(args.argv[2], "allow_other"));
