@@ -167,12 +167,16 @@ static int store_flags(net_imap_t *h, const uint64_t *uids, const unsigned *fl, 
 	return err;
 }
 
-/* APPEND what the folder lacks, CHUNK at a time; *sent counts them */
+/* APPEND what the folder lacks, CHUNK at a time; *sent counts them.  A
+ * message the server refuses (NO: too big, a bad header) stays pending and
+ * is tried again at the next refresh, but stops no other: *refused counts
+ * them, the first one's reason in `reason`. */
 static int send_new(views_t *v, const struct cache_view *cv, const char *url, net_imap_t *h,
-		    struct pick *p, const unsigned char *states, uint64_t *sent, int *net)
+		    struct pick *p, const unsigned char *states, uint64_t *sent, int *net,
+		    uint64_t *refused, char *reason, size_t reasonlen)
 {
-	unsigned char *chunk = malloc(CHUNK * CACHE_OID_LEN);
-	size_t idx[CHUNK], i = 0, k, done;
+	unsigned char *chunk = malloc(2 * CHUNK * CACHE_OID_LEN), *ok;
+	size_t idx[CHUNK], i = 0, j, k, n;
 	uint64_t uids[CHUNK];
 	unsigned fl[CHUNK];
 	int err = 0;
@@ -180,6 +184,7 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 	*net = 0;
 	if (!chunk)
 		return ENOMEM;
+	ok = chunk + CHUNK * CACHE_OID_LEN;     /* the ones the server took */
 	while (i < p->n && !err) {
 		for (k = 0; i < p->n && k < CHUNK; i++)
 			if (states[i] != CACHE_IMAP_DONE) {
@@ -191,35 +196,43 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 			break;
 		if ((err = cache_imap_mark(v->cache, cv->id, url, chunk, k, CACHE_IMAP_PENDING)))
 			break;
-		for (done = 0; done < k && !err; done++) {
+		for (j = 0, n = 0; j < k && !err; j++) {
 			char *raw = NULL, *mid = NULL;
 			size_t len;
 
-			fl[done] = imap_flags(p->flags[idx[done]]);
-			if (!(err = load(v, chunk + done * CACHE_OID_LEN, &raw, &len, &mid))) {
+			fl[n] = imap_flags(p->flags[idx[j]]);
+			if (!(err = load(v, chunk + j * CACHE_OID_LEN, &raw, &len, &mid))) {
 				/* its UID only if its flags are not curl's */
 				err = net_imap_append(h, raw, len,
-						      fl[done] == NET_IMAP_SEEN ? NULL : mid,
-						      &uids[done]);
+						      fl[n] == NET_IMAP_SEEN ? NULL : mid, &uids[n]);
 				*net = err != 0;
 			}
 			free(raw);
 			free(mid);
-			if (err)
-				break;
+			if (err == EBADMSG) {
+				if (!(*refused)++)
+					snprintf(reason, reasonlen, "%s", net_imap_error(h));
+				err = 0;
+				*net = 0;
+				continue;
+			}
+			if (!err)
+				memcpy(ok + n++ * CACHE_OID_LEN, chunk + j * CACHE_OID_LEN,
+				       CACHE_OID_LEN);
 		}
-		if (done && !err) {
-			err = store_flags(h, uids, fl, done);
+		/* the flags of what went, on a session that still answers */
+		if (n && !err) {
+			err = store_flags(h, uids, fl, n);
 			*net = err != 0;
 		}
 		/* what was sent is done; the rest of the chunk stays pending,
 		 * looked for by Message-ID next time */
-		if (done) {
-			int e = cache_imap_mark(v->cache, cv->id, url, chunk, done, CACHE_IMAP_DONE);
+		if (n) {
+			int e = cache_imap_mark(v->cache, cv->id, url, ok, n, CACHE_IMAP_DONE);
 
 			if (!err)
 				err = e;
-			*sent += done;
+			*sent += n;
 		}
 	}
 	free(chunk);
@@ -234,7 +247,10 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 	struct net_cred cred = { 0 };
 	struct net_req req = {
 		.url = url, .timeout = v->o.timeout, .low_speed = v->o.low_speed,
-		.deadline = v->o.deadline, .cafile = v->o.cafile, .insecure = v->o.insecure,
+		/* a password goes over it: -o insecure (for HTTPS sources) does
+		 * not loosen it; cafile= adds a trust root */
+		.deadline = v->o.deadline, .cafile = v->o.cafile, .insecure = 0,
+		.proxy = v->o.proxy,
 		.stop = &v->stop, .cancel = &l->cancel,
 	};
 	struct pick p = { 0 };
@@ -243,6 +259,8 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 	const char *reason;
 	char host[NET_IMAP_NAME_MAX + 8];
 	uint32_t uidvalidity = 0;
+	uint64_t refused = 0;
+	char reason_buf[300] = "";
 	int err, created = 0, changed = 0, net = 0;
 
 	*sent = 0;
@@ -287,9 +305,16 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 		goto cache_fail;
 	if ((err = settle_pending(v, l, cv, url, h, &p, states)))
 		goto any_fail;
-	err = send_new(v, cv, url, h, &p, states, sent, &net);
+	err = send_new(v, cv, url, h, &p, states, sent, &net, &refused, reason_buf,
+		       sizeof(reason_buf));
 	if (err && net)
 		goto net_fail;
+	if (!err && refused) {
+		snprintf(why, whylen, "%llu refused by the server, tried again at the next "
+			 "refresh: %s", (unsigned long long)refused, reason_buf);
+		err = EREMOTEIO;
+		goto out;
+	}
 any_fail:
 	if (!err)
 		goto out;

@@ -3,8 +3,11 @@
  * `approve` once the server took it or `reject` once it refused it, as
  * git does for its own remotes (gitcredentials(7)).  git runs with a fixed
  * argv (no shell), in /, with the daemon's environment plus
- * GIT_TERMINAL_PROMPT=0 (a daemon has no terminal to ask on), stderr to
- * /dev/null, and is killed if it takes longer than the timeout.  What
+ * GIT_TERMINAL_PROMPT=0 (a daemon has no terminal to ask on) and an empty
+ * GIT_ASKPASS (which also keeps core.askPass and SSH_ASKPASS from opening
+ * a window at each refresh), stderr to /dev/null, in a process group of
+ * its own that is killed whole (helpers included) if it takes longer than
+ * the timeout.  What
  * leifs writes to it is checked (no newline, no NUL); what it answers is
  * only read as key=value lines, never used as a path or run.
  */
@@ -45,6 +48,7 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 {
 	char *argv[] = { "git", "credential", (char *)action, NULL };
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	struct timespec t0;
 	char **env = NULL;
 	size_t n = 0, i, inlen = strlen(in), sent = 0, got = 0;
@@ -53,12 +57,14 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 2, sizeof(*env))))
+	if (!(env = calloc(n + 3, sizeof(*env))))
 		return ENOMEM;
 	for (i = 0, n = 0; environ[i]; i++)
-		if (strncmp(environ[i], "GIT_TERMINAL_PROMPT=", 20))
+		if (strncmp(environ[i], "GIT_TERMINAL_PROMPT=", 20) &&
+		    strncmp(environ[i], "GIT_ASKPASS=", 12))
 			env[n++] = environ[i];
 	env[n++] = "GIT_TERMINAL_PROMPT=0";
+	env[n++] = "GIT_ASKPASS=";
 	env[n] = NULL;
 	if (pipe2(ip, O_CLOEXEC) || pipe2(op, O_CLOEXEC)) {
 		err = errno;
@@ -69,7 +75,11 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addchdir_np(&fa, "/");
-	err = posix_spawnp(&pid, "git", &fa, NULL, argv, env);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	err = posix_spawnp(&pid, "git", &fa, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(ip[0]);
 	close(op[1]);
@@ -109,6 +119,8 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 			char buf[1024];
 			ssize_t r = read(op[0], buf, sizeof(buf));
 
+			if (r < 0 && errno == EINTR)
+				continue;
 			if (r <= 0) {
 				close(op[0]);
 				op[0] = -1;
@@ -120,6 +132,7 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 				memcpy(out + got, buf, k);
 				got += k;
 			}
+			explicit_bzero(buf, sizeof(buf));       /* a password */
 		}
 	}
 out:
@@ -132,14 +145,26 @@ out:
 			close(op[i]);
 	}
 	if (pid > 0) {
+		pid_t w;
+
 		if (err)
-			kill(pid, SIGKILL);
-		if (waitpid(pid, &st, 0) == pid && !err &&
-		    !(WIFEXITED(st) && !WEXITSTATUS(st)))
+			kill(-pid, SIGKILL);    /* git and the helpers it ran */
+		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+			;
+		if (!err && (w != pid || !(WIFEXITED(st) && !WEXITSTATUS(st))))
 			err = EACCES;
 	}
 	free(env);
 	return err;
+}
+
+static void net_cred_free_password(struct net_cred *c)
+{
+	if (c->password) {
+		explicit_bzero(c->password, strlen(c->password));
+		free(c->password);
+	}
+	c->password = NULL;
 }
 
 /* the lines git reads: protocol, host, username[, password], then a blank */
@@ -164,8 +189,7 @@ int net_cred_fill(struct net_cred *c, long timeout, char *why, size_t whylen)
 	int err;
 
 	why[0] = '\0';
-	free(c->password);
-	c->password = NULL;
+	net_cred_free_password(c);
 	if (!(in = request(c, 0))) {
 		snprintf(why, whylen, "cannot ask git credential: a bad host or user name");
 		return EINVAL;
@@ -183,7 +207,7 @@ int net_cred_fill(struct net_cred *c, long timeout, char *why, size_t whylen)
 	for (line = err ? NULL : strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "password=", 9)) {
-			free(c->password);
+			net_cred_free_password(c);
 			c->password = strdup(line + 9);
 		} else if (!strncmp(line, "username=", 9) && !c->username) {
 			c->username = strdup(line + 9);
@@ -214,10 +238,7 @@ int net_cred_report(const struct net_cred *c, int ok, long timeout)
 
 void net_cred_free(struct net_cred *c)
 {
-	if (c->password) {
-		explicit_bzero(c->password, strlen(c->password));
-		free(c->password);
-	}
+	net_cred_free_password(c);
 	free(c->username);
-	c->password = c->username = NULL;
+	c->username = NULL;
 }

@@ -34,6 +34,7 @@ struct net_imap {
 	size_t alen;
 	const char *up;         /* APPEND: the message, and what was sent */
 	size_t uplen, upoff;
+	int lf_due;             /* a bare LF went out as CR: its LF comes next */
 	char errbuf[CURL_ERROR_SIZE];
 	char error[CURL_ERROR_SIZE + 64];
 };
@@ -113,6 +114,24 @@ int net_imap_parse(const char *url, struct net_imap_url *u, const char **why)
 			*why = "an IMAP folder name is 1 to 255 of [A-Za-z0-9._+-,=/]";
 			return EINVAL;
 		}
+	/* no "." or ".." part: curl would fold them in the URLs of some
+	 * commands and not in others, and two folders would be one */
+	for (i = 0; i < n; i += strcspn(p + i, "/") + 1) {
+		size_t seg = strcspn(p + i, "/");
+
+		if ((seg == 1 && p[i] == '.') || (seg == 2 && p[i] == '.' && p[i + 1] == '.')) {
+			*why = "an IMAP folder name has no \".\" or \"..\" part";
+			return EINVAL;
+		}
+	}
+	/* a password never crosses a network in clear: imap:// is for a
+	 * server on this machine */
+	if (!u->tls && strcmp(u->host, "localhost") &&
+	    (strncmp(u->host, "127.", 4) || u->host[strspn(u->host, "0123456789.")])) {
+		*why = "imap:// (no TLS) is for a server on this machine (127.0.0.1, "
+		       "localhost); use imaps://";
+		return EINVAL;
+	}
 	memcpy(u->folder, p, n);
 	*why = NULL;
 	return 0;
@@ -138,16 +157,41 @@ static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
 	return len;
 }
 
+/* IMAP's messages are CRLF (RFC 3501 2.2): a bare LF of the stored mail
+ * goes out as CRLF, as lei converts it, since some servers (Cyrus) refuse
+ * bare LFs; the stored bytes stay as they are */
+static size_t wire_size(const char *raw, size_t len)
+{
+	size_t i, n = len;
+
+	for (i = 0; i < len; i++)
+		if (raw[i] == '\n' && (!i || raw[i - 1] != '\r'))
+			n++;
+	return n;
+}
+
 static size_t on_upload(char *buf, size_t size, size_t nmemb, void *arg)
 {
 	struct net_imap *h = arg;
-	size_t k = size * nmemb;
+	size_t cap = size * nmemb, o = 0;
 
-	if (k > h->uplen - h->upoff)
-		k = h->uplen - h->upoff;
-	memcpy(buf, h->up + h->upoff, k);
-	h->upoff += k;
-	return k;
+	while (o < cap && (h->lf_due || h->upoff < h->uplen)) {
+		char c;
+
+		if (h->lf_due) {
+			buf[o++] = '\n';
+			h->lf_due = 0;
+			continue;
+		}
+		c = h->up[h->upoff];
+		if (c == '\n' && (!h->upoff || h->up[h->upoff - 1] != '\r')) {
+			c = '\r';
+			h->lf_due = 1;
+		}
+		buf[o++] = c;
+		h->upoff++;
+	}
+	return o;
 }
 
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
@@ -160,7 +204,7 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 }
 
 /* the server's last tagged answer (its tag left out), else curl's reason */
-static void say_error(struct net_imap *h, CURLcode rc, const char *what)
+static int say_error(struct net_imap *h, CURLcode rc, const char *what)
 {
 	const char *line = NULL, *p;
 	size_t n = 0;
@@ -187,6 +231,7 @@ static void say_error(struct net_imap *h, CURLcode rc, const char *what)
 	for (char *q = h->error; *q; q++)
 		if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
 			*q = '?';
+	return line != NULL;    /* the server answered: NO or BAD */
 }
 
 static int curl_err(CURLcode rc)
@@ -394,14 +439,18 @@ int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
 	h->up = raw;
 	h->uplen = len;
 	h->upoff = 0;
+	h->lf_due = 0;
 	curl_easy_setopt(h->curl, CURLOPT_URL, h->folder_url);
 	curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
 	curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)wire_size(raw, len));
 	rc = curl_easy_perform(h->curl);
 	h->up = NULL;
 	if (rc != CURLE_OK) {
-		say_error(h, rc, "APPEND");
+		/* a NO to this message (too big, refused): the session goes on */
+		if (say_error(h, rc, "APPEND") && rc != CURLE_ABORTED_BY_CALLBACK &&
+		    rc != CURLE_OPERATION_TIMEDOUT)
+			return EBADMSG;
 		return curl_err(rc);
 	}
 	if (h->ans && strstr(h->ans, "[APPENDUID ") &&

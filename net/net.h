@@ -87,9 +87,11 @@ void net_curl_bounds(void *curl, const struct net_req *req, char *errbuf);
  * `lei q -o imaps://...` does.  A folder is named by a URL,
  * imap://[user@]host[:port]/FOLDER or imaps://... (TLS from the start,
  * verified unless req->insecure; req->cafile adds a trust root); imap://
- * is plain text, for a server on loopback.  A password in the URL is
- * refused (EINVAL): it comes from git credential (below).  A folder name
- * is [A-Za-z0-9._+-,=/] only, so that it goes to the server as written.
+ * is plain text, so it is refused (EINVAL) for any host but this machine
+ * (localhost, 127.x).  A password in the URL is refused (EINVAL): it
+ * comes from git credential (below).  A folder name is
+ * [A-Za-z0-9._+-,=/] only, with no "." or ".." part, so that it goes to
+ * the server as written.
  *
  * A session is one curl handle, hence one connection, for any number of
  * commands, each bounded as net_search()'s requests (req->timeout,
@@ -125,7 +127,9 @@ int net_imap_find(net_imap_t *h, const char *mid, int *found);
 /* APPEND one message.  libcurl sends it with \Seen (always): its own
  * flags are set after, by UID, with net_imap_set_flags.  *uid gets its
  * UID from the server's APPENDUID (RFC 4315), else, when mid (its
- * Message-ID) is given, from a UID SEARCH for it; 0 when unknown. */
+ * Message-ID) is given, from a UID SEARCH for it; 0 when unknown.  Bare
+ * LFs go out as CRLF (IMAP's line ends).  EBADMSG: the server refused
+ * this message (NO/BAD), the session goes on. */
 int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
 		    uint64_t *uid);
 enum { NET_IMAP_SEEN = 1, NET_IMAP_FLAGGED = 2, NET_IMAP_ANSWERED = 4 };

@@ -556,6 +556,17 @@ static void test_settings(void)
 	CHECK(PARSE("[leifs]\nimap = imap://h/\n", &s) == EINVAL);
 	CHECK(PARSE("[leifs]\nimap = imap://h/a\"b\n", &s) == EINVAL);
 	CHECK(PARSE("[leifs]\nimap = imap://h:99999/a\n", &s) == EINVAL);
+	/* no password in clear over a network; no "." or ".." folder parts */
+	CHECK(PARSE("[leifs]\nimap = imap://mail.example.org/a\n", &s) == EINVAL &&
+	      strstr(why, "imaps://"));
+	CHECK(PARSE("[leifs]\nimap = imap://127.evil.example/a\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imap://localhost/a\n", &s) == 0);
+	settings_free(&s);
+	CHECK(PARSE("[leifs]\nimap = imaps://h/a/../b\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imaps://h/./b\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imaps://h/a/..\n", &s) == EINVAL);
+	CHECK(PARSE("[leifs]\nimap = imaps://h/a.b/c..d\n", &s) == 0);
+	settings_free(&s);
 }
 
 #undef PARSE
@@ -572,7 +583,7 @@ static const char *sample(const struct opt_spec *s)
 	case OPTT_SOURCE:
 		return "/tmp";
 	case OPTT_IMAP:
-		return "imap://u@h/f";
+		return "imaps://u@h/f";
 	case OPTT_PATH:
 		return "/tmp/x";
 	case OPTT_SETTING:
@@ -630,7 +641,7 @@ static void test_options(void)
 	CHECK(options_load_config(&o) == 0);
 	CHECK(o.refresh == 7 && o.map_size == 7 && o.insecure == 1 && o.index_remote == 1);
 	CHECK(o.nsources == 1 && !strcmp(o.sources[0], "/tmp"));
-	CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imap://u@h/f"));
+	CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imaps://u@h/f"));
 	CHECK(o.threads && !strcmp(o.threads, "flag-hits") && !strcmp(o.dedupe, "mid"));
 	CHECK(o.cache && !strcmp(o.cache, "/tmp/x") && !strcmp(o.proxy, "x"));
 	options_free(&o);
@@ -639,7 +650,7 @@ static void test_options(void)
 	/* the command line; the defaults under it */
 	{
 		char *argv[] = { "leifs", "-o", "refresh=5,insecure,index_remote=0,source=/a,"
-				 "threads=true,allow_other,imap=imap://h/x", "-o", "source=/b", "/mnt", NULL };
+				 "threads=true,allow_other,imap=imaps://h/x", "-o", "source=/b", "/mnt", NULL };
 		struct fuse_args args = FUSE_ARGS_INIT(6, argv);
 
 		options_init(&o);
@@ -647,7 +658,7 @@ static void test_options(void)
 		CHECK(options_parse(&args, &o) == 0);
 		CHECK(o.refresh == 5 && o.insecure == 1 && o.index_remote == 0);
 		CHECK(o.nsources == 2 && !strcmp(o.sources[1], "/b"));
-		CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imap://h/x"));
+		CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imaps://h/x"));
 		CHECK(o.threads && !strcmp(o.threads, "true"));
 		/* libfuse's own option is left for libfuse */
 		CHECK(args.argc == 4 && !strcmp(args.argv[2], "allow_other"));
