@@ -12,43 +12,7 @@
 
 if ! command -v dovecot >/dev/null; then
 	test_skip 'leifs delivers a view to IMAP' 'dovecot-imapd is not installed'
-	if command -v openssl >/dev/null; then
-TLS_PORT=$(free_port)
-TURL="imaps://lore@127.0.0.1:$TLS_PORT/tls"
-test_expect_success 'imaps: dovecot with a self-signed certificate' '
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
-		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null &&
-	dovecot_start "$TRASH/dovecot-tls" "$(free_port)" lore s3cret "$TLS_PORT" \
-		"$TRASH/cert.pem" "$TRASH/key.pem" &&
-	git config --global credential.helper "store --file=$TRASH/creds" &&
-	printf "protocol=imaps\nhost=127.0.0.1:%s\nusername=lore\npassword=s3cret\n\n" \
-		"$TLS_PORT" | git credential approve
-'
-test_expect_success 'imaps: an unknown certificate fails the delivery, not the view' '
-	T="$M/queries/s:pcf8563" && mkdir "$T" &&
-	printf "[leifs]\n\tsource = maildir:%s\n\timap = %s\n" "$SRC" "$TURL" >"$T/.config" &&
-	test_wait_for 60 "grep -q \"^imap: .*failed\" \"$T/.status\"" &&
-	grep "^imap: " "$T/.status" >st && cat st &&
-	grep -qi "certificate" st && grep -q "^state: fresh" "$T/.status"
-'
-test_expect_success 'imaps: with cafile= the same certificate is trusted and the view delivered' '
-	leifs_umount "$M" && leifs_mount "$M" $OPTS,cafile="$TRASH/cert.pem" &&
-	T="$M/queries/s:pcf8563" && echo 1 >"$T/.refresh" &&
-	n=$(find "$T/cur" "$T/new" -type f | wc -l) && [ "$n" -gt 0 ] &&
-	test_wait_for 60 "grep -qx \"imap: $TURL: ok, $n delivered\" \"$T/.status\"" &&
-	python3 - "$TLS_PORT" "$TRASH/cert.pem" "$n" <<-\EOP
-	import imaplib, ssl, sys
-	ctx = ssl.create_default_context(cafile=sys.argv[2])
-	m = imaplib.IMAP4_SSL("127.0.0.1", int(sys.argv[1]), ssl_context=ctx)
-	m.login("lore", "s3cret")
-	typ, data = m.select("tls", readonly=True)
-	assert typ == "OK" and int(data[0]) == int(sys.argv[3]), data
-	EOP
-'
-else
-	test_skip 'imaps with a self-signed certificate' 'openssl is not installed'
-fi
-test_done
+	test_done
 	exit
 fi
 
