@@ -94,10 +94,11 @@ int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id)
 	struct cache_source s;
 	int err = get_txn(c, txn, spec, &s);
 
-	if (!err && s.id != id)
+	if (err)
+		return err;
+	if (s.id != id)
 		err = ENOENT;   /* removed and made anew */
-	if (!err)
-		cache_source_release(&s);
+	cache_source_release(&s);
 	return err;
 }
 

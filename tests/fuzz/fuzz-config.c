@@ -12,7 +12,7 @@
 static void check_settings(const char *text, size_t size)
 {
 	static char *srcs[] = { "https://lore.kernel.org/all/" };
-	const struct settings def = { 0, 0, 0, 600, srcs, 1 };
+	const struct settings def = { .refresh = 600, .sources = srcs, .nsources = 1 };
 	struct settings s, t;
 	char why[256], *back;
 	int i;
