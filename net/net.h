@@ -1,5 +1,9 @@
 /*
- * net: public-inbox searches over HTTP(S).
+ * net: where mail comes from and goes to, outside the cache: public-inbox
+ * searches and thread fetches over HTTP(S) (search.c, below), local
+ * archives on disk (archive.c), the grammar of a source (source.c), IMAP
+ * delivery (imap.c) and git credential (credential.c), each contract
+ * further down.  Nothing here knows about FUSE, views or the cache.
  *
  * net_search() POSTs "<url>?q=<query>&x=m[&t=1]" as lei does, inflates the
  * gzip answer (multi-member) as it arrives and splits the mboxrd stream into
