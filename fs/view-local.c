@@ -40,11 +40,6 @@ struct local {
 	atomic_ulong gen;       /* moves whenever the index may have gained */
 };
 
-int view_is_local(const char *src)
-{
-	return net_source_kind(src) != NET_SOURCE_REMOTE;
-}
-
 struct index_job {
 	struct index_job *next;
 	char *url;
@@ -292,7 +287,7 @@ void view_index_status(views_t *v, FILE *f)
 	first = v->locals;
 	pthread_mutex_unlock(&v->lock);
 	for (l = first; l; l = l->next) {
-		if (view_is_local(l->spec))
+		if (net_source_kind(l->spec) == NET_SOURCE_ARCHIVE)
 			continue;       /* an archive's: its views' .status says */
 		index_dir(v, l->spec, dir, sizeof(dir));
 		fputs("index: ", f);
@@ -487,7 +482,7 @@ out:
 	return err;
 }
 
-int view_local_search(views_t *v, const char *spec, const char *query, int threads,
+int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
 		      uint64_t *imported, struct local_memo *memo)
 {
@@ -511,18 +506,21 @@ int view_local_search(views_t *v, const char *spec, const char *query, int threa
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
 	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
 		goto out;
-	if (net_source_kind(spec) == NET_SOURCE_CACHE) {
+	if (src->kind == NET_SOURCE_CACHE) {
 		struct stat st;
 
 		/* what remote source URL sent, as indexed: no import; with
 		 * index_remote = 0 an index never made stays unmade (and
 		 * finds nothing) */
-		index_dir(v, spec + 6, dates, sizeof(dates));
+		index_dir(v, src->url, dates, sizeof(dates));
 		if (!v->o.index_remote && stat(dates, &st) && errno == ENOENT)
 			goto out;
-		if ((err = open_local(v, spec + 6, &l, res->error, sizeof(res->error))))
+		if ((err = open_local(v, src->url, &l, res->error, sizeof(res->error))))
 			goto out;
-	} else if ((err = open_local(v, spec, &l, res->error, sizeof(res->error))) ||
+	} else if (src->kind != NET_SOURCE_ARCHIVE) {
+		err = EINVAL;   /* a remote source is net_search's */
+		goto out;
+	} else if ((err = open_local(v, src->spec, &l, res->error, sizeof(res->error))) ||
 		   (err = import(v, l, progress, res, imported, q, batch, h.hit_flags))) {
 		goto out;
 	}

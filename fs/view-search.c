@@ -63,7 +63,9 @@ static int on_message(void *arg, const char *raw, size_t len)
 struct run {
 	views_t *v;
 	struct live *l;
-	const char *url;
+	const char *spec;       /* the source as written: its key (marks,
+				 * memos, back-off, the remote index) */
+	struct net_source src;  /* and as parsed: which kind runs */
 	const char *full_q;     /* the query without the dt: bound */
 	char *q;
 	int threads;            /* THREADS_* (settings.h) */
@@ -151,7 +153,7 @@ static void busy_result(views_t *v, const char *url, int err, struct net_res *re
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* the view's memo of local source r->url, made if need be (NULL: none,
+/* the view's memo of local source r->spec, made if need be (NULL: none,
  * out of memory: the search just runs) */
 static struct local_memo *memo_get(struct run *r)
 {
@@ -159,10 +161,10 @@ static struct local_memo *memo_get(struct run *r)
 
 	pthread_mutex_lock(&r->v->lock);
 	for (m = r->l->memos; m; m = m->next)
-		if (!strcmp(m->spec, r->url))
+		if (!strcmp(m->spec, r->spec))
 			break;
 	if (!m && (m = calloc(1, sizeof(*m)))) {
-		if (!(m->spec = strdup(r->url))) {
+		if (!(m->spec = strdup(r->spec))) {
 			free(m);
 			m = NULL;
 		} else {        /* new: linked in once */
@@ -184,7 +186,7 @@ static void search_local(struct run *r, const char *shown)
 	log_debug("search %s q=%s", shown, r->full_q);
 	if (m)
 		m->full = r->full;
-	r->err = view_local_search(r->v, r->url, r->full_q, r->threads, r->batch,
+	r->err = view_local_search(r->v, &r->src, r->full_q, r->threads, r->batch,
 				   &r->l->progress, &r->res, &r->imported, m);
 	if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
 		free(m->q);     /* stored: what the next search compares */
@@ -200,7 +202,7 @@ static void search_local(struct run *r, const char *shown)
 static void search_remote(struct run *r, struct sink *s, const char *shown)
 {
 	struct net_req req = {
-		.url = r->url, .query = r->q, .threads = r->threads != THREADS_OFF,
+		.url = r->src.url, .query = r->q, .threads = r->threads != THREADS_OFF,
 		.timeout = r->v->o.timeout, .max_message = r->v->o.max_message,
 		.low_speed = r->v->o.low_speed, .deadline = r->v->o.deadline,
 		.user_agent = r->v->o.user_agent,
@@ -209,12 +211,12 @@ static void search_remote(struct run *r, struct sink *s, const char *shown)
 	};
 	char *ticket;
 
-	if (backing_off(r->v, r->url, &r->res, &r->next_try)) {
+	if (backing_off(r->v, r->spec, &r->res, &r->next_try)) {
 		log_debug("search %s skipped: %s", shown, r->res.error);
 		r->err = EBUSY;
 		return;
 	}
-	if ((r->err = net_host_enter(r->url, r->v->o.host_refreshes, &r->v->stop,
+	if ((r->err = net_host_enter(r->src.url, r->v->o.host_refreshes, &r->v->stop,
 				     &r->l->cancel, &ticket)))
 		return;
 	if (r->mid) {
@@ -226,7 +228,7 @@ static void search_remote(struct run *r, struct sink *s, const char *shown)
 		r->err = net_search(&req, on_message, s, &r->res);
 	}
 	net_host_leave(ticket);
-	busy_result(r->v, r->url, r->err, &r->res, &r->next_try);
+	busy_result(r->v, r->spec, r->err, &r->res, &r->next_try);
 }
 
 /* One search of one source, whatever its kind (a thread of view_search's
@@ -239,11 +241,23 @@ static void *source_search(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &s.flushed);
 	memset(&r->res, 0, sizeof(r->res));
-	url_shown(r->url, shown, sizeof(shown));        /* cache:URL too */
-	if (view_is_local(r->url))
-		search_local(r, shown);
-	else
+	url_shown(r->spec, shown, sizeof(shown));       /* cache:URL too */
+	if (net_source_parse(r->spec, &r->src)) {
+		/* settings_source_ok let it in: only a damaged .config */
+		snprintf(r->res.error, sizeof(r->res.error),
+			 "not an http:// or https:// URL, cache:URL or an absolute path");
+		r->err = EINVAL;
+		return NULL;
+	}
+	switch (r->src.kind) {
+	case NET_SOURCE_REMOTE:
 		search_remote(r, &s, shown);
+		break;
+	case NET_SOURCE_CACHE:          /* what the remote sent, as indexed */
+	case NET_SOURCE_ARCHIVE:        /* imported, then indexed */
+		search_local(r, shown);
+		break;
+	}
 	if (!r->err)
 		r->err = cache_batch_flush(r->batch);
 	else
@@ -251,7 +265,7 @@ static void *source_search(void *arg)
 	/* what a remote source sent is indexed too, in the background, so
 	 * that "cache:URL" can search it with no network (once stored) */
 	if (s.n)
-		view_index_later(r->v, r->url, s.oids, s.n);
+		view_index_later(r->v, r->spec, s.oids, s.n);
 	free(s.oids);
 	return NULL;
 }
@@ -289,7 +303,7 @@ static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
 	pthread_mutex_lock(&v->lock);
 	for (i = 0; i < n; i++) {
 		for (pp = &l->empty; (e = *pp); pp = &e->next)
-			if (!strcmp(e->url, runs[i].url))
+			if (!strcmp(e->url, runs[i].spec))
 				break;
 		if (runs[i].res.messages || !count) {
 			if (e) {        /* it answered: no hold for it */
@@ -304,7 +318,7 @@ static int hold_empty(views_t *v, struct live *l, const struct cache_view *cv,
 			e->query = strdup(cv->query);
 			e->since = (int64_t)start;
 		} else if (!e && (e = calloc(1, sizeof(*e)))) {
-			e->url = strdup(runs[i].url);
+			e->url = strdup(runs[i].spec);
 			e->query = strdup(cv->query);
 			e->since = (int64_t)start;
 			e->next = l->empty;
@@ -405,7 +419,7 @@ void view_search(views_t *v, struct live *l)
 
 		r->v = v;
 		r->l = l;
-		r->url = set.sources[i];
+		r->spec = set.sources[i];
 		r->full_q = norm;
 		r->full = full;
 		/* lei remote threads: t=1; flag-hits flags nothing remote
@@ -422,7 +436,7 @@ void view_search(views_t *v, struct live *l)
 				r->threads = THREADS_ON;
 		}
 		/* each source from its own bookmark (the view's if it has none) */
-		if (!full && (cache_mark_get(v->cache, cv.id, r->url, &mark) || mark <= 0))
+		if (!full && (cache_mark_get(v->cache, cv.id, r->spec, &mark) || mark <= 0))
 			mark = cv.last_ok;
 		/* as lei: the first fill goes to cur/, what later searches add to new/ */
 		if ((err = query_incremental(norm, full || mid ? 0 : mark - v->o.margin, &r->q)) ||
@@ -449,10 +463,10 @@ void view_search(views_t *v, struct live *l)
 
 		received += r->res.messages;
 		bytes += r->res.bytes;
-		src[i].url = strdup(r->url);
+		src[i].url = strdup(r->spec);
 		src[i].msgs = r->res.messages;
 		src[i].bytes = r->res.bytes;
-		src[i].local = view_is_local(r->url);
+		src[i].local = r->src.kind != NET_SOURCE_REMOTE;
 		src[i].imported = r->imported;
 		if (r->err == EBUSY) {
 			src[i].busy = r->res.http_status;
@@ -466,7 +480,7 @@ void view_search(views_t *v, struct live *l)
 			src[i].failed = 1;
 			run_reason(r, src[i].error, sizeof(src[i].error));
 			/* one "URL: reason" per failed source, "; " between */
-			url_shown(r->url, shown, sizeof(shown));
+			url_shown(r->spec, shown, sizeof(shown));
 			m = snprintf(piece, sizeof(piece), "%s%s: %s", len ? "; " : "", shown,
 				     src[i].error);
 			if (m > 0) {
@@ -478,7 +492,7 @@ void view_search(views_t *v, struct live *l)
 			failed = 1;
 		} else if (r->res.messages) {
 			/* as lei: a source's bookmark moves when it found something */
-			cache_mark_set(v->cache, l->name, cv.id, cv.epoch, r->url, (int64_t)start);
+			cache_mark_set(v->cache, l->name, cv.id, cv.epoch, r->spec, (int64_t)start);
 		}
 	}
 	for (i = 0; i < n; i++)

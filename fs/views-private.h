@@ -186,11 +186,12 @@ void view_imap_status(views_t *v, const struct cache_view *cv, const struct sett
 		      FILE *f);
 void free_imap_state(struct imap_state *s);
 
-/* Local archives (view-local.c).  A source that is not an http(s) URL is
- * one.  view_local_search imports what is new, then adds the messages
- * `query` matches to `batch`; res as net_search's. */
+/* Local archives (view-local.c): a source of kind NET_SOURCE_ARCHIVE or
+ * NET_SOURCE_CACHE (net_source_parse).  view_local_search imports what is
+ * new (an archive), then adds the messages `query` matches to `batch`;
+ * res as net_search's. */
 struct net_res;
-int view_is_local(const char *src);
+struct net_source;
 /* What a view's last search of a local source was (in its live state, one
  * per source): an incremental search with the same index generation and
  * the same query (dates resolved) is skipped, as it can find nothing new.
@@ -206,7 +207,7 @@ struct local_memo {
 };
 /* threads: THREADS_* (settings.h): whole threads of the matches, the
  * matches flagged with flag-hits */
-int view_local_search(views_t *v, const char *spec, const char *query, int threads,
+int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
 		      uint64_t *imported, struct local_memo *memo);
 void view_local_close(views_t *v);
