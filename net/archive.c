@@ -41,30 +41,12 @@
 #include "net/archive-private.h"
 
 
-static const struct {
-	const char *pfx;
-	int kind;
-} kinds[] = {
-	{ "mboxrd:", NET_MBOXRD }, { "mboxo:", NET_MBOXO }, { "maildir:", NET_MAILDIR },
-	{ "v2:", NET_PI_V2 }, { "v1:", NET_PI_V1 },
-};
-
 /* a directory `sub` under the directory open as `dfd` */
 static int is_dir(int dfd, const char *sub)
 {
 	struct stat st;
 
 	return !fstatat(dfd, sub, &st, 0) && S_ISDIR(st.st_mode);
-}
-
-const char *net_archive_path(const char *spec)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strncmp(spec, kinds[i].pfx, strlen(kinds[i].pfx)))
-			return spec + strlen(kinds[i].pfx);
-	return spec;
 }
 
 /* a reason into why[whylen], cut to fit (paths may be long) */
@@ -92,14 +74,10 @@ int archive_owned(const char *path, const struct stat *st, char *why, size_t why
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why, size_t whylen)
 {
 	struct stat st;
-	size_t i;
 	int fd, err = 0;
 
-	*kind = -1;
+	*kind = net_archive_type(spec);
 	*path = net_archive_path(spec);
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (*path != spec && !strncmp(spec, kinds[i].pfx, strlen(kinds[i].pfx)))
-			*kind = kinds[i].kind;
 	if ((*path)[0] != '/') {
 		snprintf(why, whylen, "a local source is an absolute path: %s", *path);
 		return EINVAL;

@@ -254,6 +254,8 @@ struct net_source {
 	const char *spec;       /* as written */
 	const char *url;        /* REMOTE, CACHE: the public-inbox URL */
 	const char *path;       /* ARCHIVE: past its TYPE: prefix */
+	int type;               /* ARCHIVE: the TYPE named (NET_MBOXRD...), or
+				 * -1: net_archive_kind tells by what is there */
 };
 /* The kind of spec by its prefix alone (no checks): "http(s)://" remote,
  * "cache:" cache, anything else an archive. */
@@ -262,8 +264,10 @@ int net_source_kind(const char *spec);
  * "cache:" if given) or "[TYPE:]" and an absolute path with no control
  * characters.  No I/O: whether an archive is there is net_archive_kind's. */
 int net_source_parse(const char *spec, struct net_source *s);
-/* The path of a spec: past its type prefix, if it has one (no I/O). */
+/* The path of a spec: past its type prefix, if it has one, and the type
+ * it names, or -1 (no I/O). */
 const char *net_archive_path(const char *spec);
+int net_archive_type(const char *spec);
 /* The kind of spec and its path, checked as above (type, owner). */
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why,
 		     size_t whylen);

@@ -683,6 +683,57 @@ static void test_view_names(void)
 	CHECK(viewnames_client_file(".config.lock") && viewnames_client_file(".config.swp"));
 }
 
+/* the grammar of a source (net/source.c): one parse gives its kind, its
+ * URL or path, and an archive's named type */
+static void test_sources(void)
+{
+	static const struct {
+		const char *spec;
+		int ok, kind, type;
+		const char *url, *path;
+	} t[] = {
+		{ "https://lore.kernel.org/all/", 1, NET_SOURCE_REMOTE, -1,
+		  "https://lore.kernel.org/all/", NULL },
+		{ "http://127.0.0.1:8080/x/", 1, NET_SOURCE_REMOTE, -1, "http://127.0.0.1:8080/x/", NULL },
+		{ "cache:https://lore.kernel.org/all/", 1, NET_SOURCE_CACHE, -1,
+		  "https://lore.kernel.org/all/", NULL },
+		{ "/srv/mail/inbox", 1, NET_SOURCE_ARCHIVE, -1, NULL, "/srv/mail/inbox" },
+		{ "mboxrd:/a/b.mbox", 1, NET_SOURCE_ARCHIVE, NET_MBOXRD, NULL, "/a/b.mbox" },
+		{ "mboxo:/a/b", 1, NET_SOURCE_ARCHIVE, NET_MBOXO, NULL, "/a/b" },
+		{ "maildir:/m", 1, NET_SOURCE_ARCHIVE, NET_MAILDIR, NULL, "/m" },
+		{ "v2:/pi/lkml", 1, NET_SOURCE_ARCHIVE, NET_PI_V2, NULL, "/pi/lkml" },
+		{ "v1:/pi/old.git", 1, NET_SOURCE_ARCHIVE, NET_PI_V1, NULL, "/pi/old.git" },
+		{ "cache:/not/a/url", 0, NET_SOURCE_CACHE, -1, NULL, NULL },
+		{ "https://a b/", 0, NET_SOURCE_REMOTE, -1, NULL, NULL },
+		{ "ftp://example.org/", 0, NET_SOURCE_ARCHIVE, -1, NULL, NULL },
+		{ "relative/path", 0, NET_SOURCE_ARCHIVE, -1, NULL, NULL },
+		{ "mbox:/x", 0, NET_SOURCE_ARCHIVE, -1, NULL, NULL },       /* no such type */
+		{ "/a\\nb", 1, NET_SOURCE_ARCHIVE, -1, NULL, "/a\\nb" },     /* a backslash is a byte */
+		{ "/a\nb", 0, NET_SOURCE_ARCHIVE, -1, NULL, NULL },
+		{ "/a\001b", 0, NET_SOURCE_ARCHIVE, -1, NULL, NULL },
+	};
+	struct net_source s;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int ok = !net_source_parse(t[i].spec, &s);
+
+		if (ok != t[i].ok)
+			fprintf(stderr, "source %s: parsed %d\n", t[i].spec, ok);
+		CHECK(ok == t[i].ok);
+		CHECK(net_source_kind(t[i].spec) == t[i].kind);
+		if (!ok)
+			continue;
+		CHECK(s.kind == t[i].kind && s.spec == t[i].spec && s.type == t[i].type);
+		CHECK(t[i].url ? s.url && !strcmp(s.url, t[i].url) : !s.url);
+		CHECK(t[i].path ? s.path && !strcmp(s.path, t[i].path) : !s.path);
+		if (s.kind == NET_SOURCE_ARCHIVE)
+			CHECK(net_archive_type(t[i].spec) == t[i].type &&
+			      !strcmp(net_archive_path(t[i].spec), t[i].path));
+	}
+	CHECK(net_source_parse(NULL, &s) == EINVAL);
+}
+
 int main(void)
 {
 	test_names();
@@ -696,6 +747,7 @@ int main(void)
 	test_settings();
 	test_options();
 	test_view_names();
+	test_sources();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
