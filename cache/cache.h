@@ -27,6 +27,10 @@
  *   sources   spec -> a local archive's record: where its next import
  *             resumes, and the id its messages are held under (entries
  *             under an id that is never a view's: see sources.c).
+ *   files     (view id, name) -> a file a client keeps in the view (files.c).
+ *   marks     (view id, source) -> when the view's last search of the
+ *             source that found something began: its next dt: bound.
+ *   meta      the next view id.
  * A view's id is never reused, so rmdir + mkdir of one name starts fresh.
  *
  * Invariants: every entry's oid is in messages; a write transaction is never
@@ -37,8 +41,10 @@
  * Threads: every function may be called from any thread at once (LMDB
  * serialises writers, readers see a consistent snapshot).  Strings and
  * buffers handed out are malloc'd copies, owned by the caller, since LMDB
- * values die with their transaction.  Errors: 0 or a positive errno
- * (MDB_NOTFOUND -> ENOENT, MDB_MAP_FULL -> ENOSPC, other LMDB errors -> EIO).
+ * values die with their transaction.  Errors: 0 or a positive errno, each
+ * LMDB code translated where it is met (cache_errno: MDB_NOTFOUND -> ENOENT,
+ * MDB_KEYEXIST -> EEXIST, MDB_MAP_FULL -> ENOSPC, MDB_READERS_FULL ->
+ * EAGAIN, a system errno as it is, other LMDB errors -> EIO).
  */
 #ifndef LEIFS_CACHE_H
 #define LEIFS_CACHE_H

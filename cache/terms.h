@@ -55,7 +55,7 @@ struct term_doc {
 int cache_terms(const char *raw, size_t len, struct term_doc *d);
 void cache_terms_free(struct term_doc *d);
 /* Only what threading needs (its Q terms and refs), for documents indexed
- * before thread ids were (index.cc's upgrade).  EINVAL as above. */
+ * before thread ids were (threads.cc's upgrade).  EINVAL as above. */
 int cache_thread_ids(const char *raw, size_t len, struct term_doc *d);
 
 /* For terms.c and diffterms.c (termdoc.c): append a field (text copied,

@@ -1,5 +1,5 @@
 /*
- * The ids a message's thread is made of (terms.h: term_refs), as
+ * The ids a message's thread is made of (cache-private.h: term_refs), as
  * public-inbox's MID.pm `references` and Smsg.pm `parse_references` take
  * them: the <ids> of References then In-Reply-To, CR/LF/TAB dropped, each
  * once, cut at MAX_MID_SIZE, leaving out any that is an address of To,

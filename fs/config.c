@@ -1,3 +1,8 @@
+/*
+ * A git-config file read by hand, as config.h says (the format, what is
+ * refused and why no library): one pass over the bytes, a section
+ * header, a key and its value at a time.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>

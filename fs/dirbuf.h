@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "fs/fs.h"
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 314   /* as fs.h */
+#endif
+#include <fuse_lowlevel.h>
 
 struct dirbuf {
 	char *buf;

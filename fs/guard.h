@@ -3,7 +3,8 @@
  * data.mdb that makes LMDB fault becomes EIO for the request (and for every
  * later one), logged once, instead of the end of the mount (cache.h).
  * Only around calls that take no lock of ours and write nothing.  Shared
- * by the files of fs/ that answer requests (fs.c, viewtext.c).
+ * by the files of fs/ that answer requests (fs.c, fs-dir.c, fs-change.c,
+ * viewtext.c).
  */
 #ifndef LEIFS_FS_GUARD_H
 #define LEIFS_FS_GUARD_H

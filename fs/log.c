@@ -1,3 +1,5 @@
+/* One line per event (log.h): to stderr in the foreground, to syslog once
+ * the daemon detaches; debug lines only with -d. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <syslog.h>

@@ -25,8 +25,8 @@ struct node {
 	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
 	char *name;                     /* N_FILE: a client file of the view;
 					 * protected by the table lock */
-	/* generated files (.query, .status, ...), protected by fs.c's text
-	 * lock: the text the last getattr made, and the rewrites of a .query
+	/* generated files (.query, .status, ...), protected by viewtext.c's
+	 * text lock: the text the last getattr made, and the rewrites of a .query
 	 * or .config being written, one per writer */
 	char *text;
 	size_t textlen;

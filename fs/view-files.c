@@ -1,8 +1,9 @@
 /*
- * The writes a user's tools make in a view, as fs.c receives them: a
+ * The writes a user's tools make in a view, as fs.c and fs-change.c
+ * receive them: a
  * message moved between new/ and cur/, flagged or unlinked, and the small
  * files a client keeps there.  They go through views.h like every other
- * write (fs.c only reads the cache directly), and each is one cache
+ * write (the FUSE adapter only reads the cache directly), and each is one cache
  * transaction.
  */
 #include "fs/views-private.h"

@@ -1,8 +1,9 @@
 /*
  * What the files of views (views.c, view-*.c) share: the state of the
  * views while the daemon runs.  They call each other in one direction
- * (views.c and view-timer.c at the top; view-live.c, the core, at the
- * bottom): no two files call each other.
+ * (view-config.c, view-thread.c and view-timer.c call views.c, which calls
+ * the rest; view-live.c, the core, is at the bottom): no two files call
+ * each other.
  * Not for fs.c, which goes through views.h.
  */
 #ifndef LEIFS_VIEWS_PRIVATE_H

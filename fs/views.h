@@ -1,8 +1,9 @@
 /*
  * views: a view's life and refresh policy; the one place that calls query,
- * net and cache together.  fs/ calls it and never reaches net/ or query/;
- * fs.c reads the cache directly (cache.h, through views_cache), but every
- * write it makes goes through here.
+ * net and cache together.  The FUSE adapter (fs.c, fs-*.c, main.c) calls it
+ * and never reaches net/ or query/; it reads the cache directly (cache.h,
+ * through views_cache), but every write it makes goes through here.
+ * (options.c and settings.c check sources and IMAP URLs with net.h.)
  *
  * State machine per view: new (never searched) -> refreshing -> fresh or
  * failed -> refreshing ...  A listing calls views_listing(): when the last
@@ -40,7 +41,8 @@ void views_global_cleanup(void);
 int views_source_check(const char *spec, char *why, size_t whylen);
 
 struct views_opts {
-	char **sources;         /* public-inbox URLs: the default sources */
+	char **sources;         /* as written (URL, cache:URL, [TYPE:]/path):
+				 * the default sources */
 	int nsources;
 	char **imaps;           /* the default IMAP folders (settings.h) */
 	int nimaps;
