@@ -304,16 +304,17 @@ enum { CACHE_IMAP_PENDING = 1, CACHE_IMAP_DONE = 2 };
 /* Record folder `url`'s UIDVALIDITY for view id; a different one than
  * recorded, or `fresh` (leifs just made the folder: a server may give a
  * new folder its old UIDVALIDITY), drops the folder's delivery records
- * (*changed = 1 if there were), so all is delivered again.  ENOENT once
- * the view is removed. */
+ * (*changed = 1 if there were) and sets its done counter to 0, so all is
+ * delivered again.  ENOENT once the view is removed. */
 int cache_imap_folder(cache_t *c, uint64_t id, const char *url, uint32_t uidvalidity,
 		      int fresh, int *changed);
 /* states[i] = the CACHE_IMAP_* of oids[i] (n of them, CACHE_OID_LEN each)
  * in folder `url` of view id, 0 if never recorded; one read transaction. */
 int cache_imap_states(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
 		      size_t n, unsigned char *states);
-/* Record n oids as `state`, in one write transaction (ENOENT once the view
- * is removed). */
+/* Record n oids as `state`, in one write transaction that also moves the
+ * folder's done counter by the records that become done or stop being
+ * done (ENOENT once the view is removed). */
 int cache_imap_mark(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
 		    size_t n, unsigned char state);
 /* How many messages folder `url` of view id has as delivered (done): one
