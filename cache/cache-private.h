@@ -14,7 +14,8 @@ struct cache {
 	MDB_dbi view;   /* name -> view_rec + query + error */
 	MDB_dbi entry;  /* view id (8, big-endian) + oid -> entry_rec */
 	MDB_dbi dedupe; /* view id + content hash -> oid */
-	MDB_dbi meta;   /* "next-view-id" -> uint64_t */
+	MDB_dbi meta;   /* "next-view-id" -> uint64_t; "imap-counts" ->
+			 * imap_trust (imap.c) */
 	MDB_dbi refs;   /* oid -> uint32_t: entries (of any view) holding it */
 	MDB_dbi files;  /* view id + name -> file_rec + bytes: client files */
 	MDB_dbi marks;  /* view id + source URL -> int64_t: per-source bookmark */
@@ -31,6 +32,14 @@ struct cache {
 	MDB_dbi imap;           /* view id + folder URL + '\0' + oid -> a
 				 * CACHE_IMAP_* byte (imap.c) */
 	MDB_dbi imapfolder;     /* view id + folder URL -> UIDVALIDITY (imap.c) */
+	MDB_dbi imapcount;      /* view id + folder URL -> imapcount_rec (imap.c) */
+	_Atomic uint64_t imap_gen;      /* the generation counters are exact
+				 * in; UINT64_MAX until the first write of
+				 * imap.c after the open settles it */
+	uint64_t imap_open_last;        /* the last transaction committed
+					 * before the open */
+	int mounted;            /* opened by cache_open: the IMAP tables are
+				 * open, cache_close stamps the close */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
@@ -100,6 +109,20 @@ struct count_rec {
 
 struct file_rec {
 	int64_t mtime;
+};
+
+/* how many of an IMAP folder's delivery records are done, exact while
+ * `gen` is the cache's imap_gen (imap.c) */
+struct imapcount_rec {
+	uint64_t done;
+	uint64_t gen;
+};
+
+/* meta "imap-counts": the counters' generation, and the transaction that
+ * was this leifs's last write before a close (imap.c) */
+struct imap_trust {
+	uint64_t gen;
+	uint64_t closed;
 };
 
 /* a local archive (key: its spec): the id its entries are kept under and
@@ -174,6 +197,13 @@ int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
 /* imap.c, inside the caller's txn: drop view id's delivery records */
 int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id);
+/* imap.c, inside cache_open's write txn, before it writes: notes where
+ * the cache stands, for the generation of the counters (read no page) */
+int cache_imap_open(cache_t *c, MDB_txn *txn);
+/* imap.c, from cache_close: stamps the close (a write transaction of its
+ * own, if anything was written since the last stamp); a failure only
+ * costs a walk per folder after the next open */
+void cache_imap_close(cache_t *c);
 /* settings.c: write view id's settings record, inside the caller's txn */
 int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,
 			 const char *text, size_t len);

@@ -22,8 +22,10 @@
  *   settings  view id -> the view's .config text; removed with the view.
  *   imap      (view id, IMAP folder URL, oid) -> pending or done: what
  *             leifs APPENDed to a view's folder; with each folder's
- *             UIDVALIDITY (imapfolder), a new one of which starts over.
- *             Removed with the view.
+ *             UIDVALIDITY (imapfolder), a new one of which starts over,
+ *             and how many are done (imapcount, kept in the transaction
+ *             that marks them: .status answers from it, at the same cost
+ *             for any folder).  Removed with the view.
  *   sources   spec -> a local archive's record: where its next import
  *             resumes, and the id its messages are held under (entries
  *             under an id that is never a view's: see sources.c).
@@ -308,19 +310,23 @@ enum { CACHE_IMAP_PENDING = 1, CACHE_IMAP_DONE = 2 };
 /* Record folder `url`'s UIDVALIDITY for view id; a different one than
  * recorded, or `fresh` (leifs just made the folder: a server may give a
  * new folder its old UIDVALIDITY), drops the folder's delivery records
- * (*changed = 1 if there were), so all is delivered again.  ENOENT once
- * the view is removed. */
+ * (*changed = 1 if there were) and sets its done counter to 0, so all is
+ * delivered again.  ENOENT once the view is removed. */
 int cache_imap_folder(cache_t *c, uint64_t id, const char *url, uint32_t uidvalidity,
 		      int fresh, int *changed);
 /* states[i] = the CACHE_IMAP_* of oids[i] (n of them, CACHE_OID_LEN each)
  * in folder `url` of view id, 0 if never recorded; one read transaction. */
 int cache_imap_states(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
 		      size_t n, unsigned char *states);
-/* Record n oids as `state`, in one write transaction (ENOENT once the view
- * is removed). */
+/* Record n oids as `state`, in one write transaction that also moves the
+ * folder's done counter by the records that become done or stop being
+ * done (ENOENT once the view is removed). */
 int cache_imap_mark(cache_t *c, uint64_t id, const char *url, const unsigned char *oids,
 		    size_t n, unsigned char state);
-/* How many messages folder `url` of view id has as delivered (done). */
+/* How many messages folder `url` of view id has as delivered (done): one
+ * read of its counter.  A folder not counted yet (a cache from before the
+ * counter, or one an older leifs wrote to since this one's last close) is
+ * counted once, by a walk of its records, and the counter stored. */
 int cache_imap_count(cache_t *c, uint64_t id, const char *url, uint64_t *done);
 
 /* ---- sources (local archives) ---- */

@@ -341,7 +341,7 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	 * one place in cache/ where it is translated away from its call */
 	if ((rc = mdb_env_create(&c->env)))
 		goto fail;
-	mdb_env_set_maxdbs(c->env, 16);
+	mdb_env_set_maxdbs(c->env, 24);        /* 16 tables, and room */
 	mdb_env_set_maxreaders(c->env, 512);
 	if ((rc = mdb_env_set_mapsize(c->env, map_size)))
 		goto fail;
@@ -379,7 +379,9 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	/* the IMAP delivery tables: made by a mount, never by --check (which
 	 * does not read them) */
 	if (upgrade && ((rc = mdb_dbi_open(txn, "imap", MDB_CREATE, &c->imap)) ||
-			(rc = mdb_dbi_open(txn, "imapfolder", MDB_CREATE, &c->imapfolder))))
+			(rc = mdb_dbi_open(txn, "imapfolder", MDB_CREATE, &c->imapfolder)) ||
+			(rc = mdb_dbi_open(txn, "imapcount", MDB_CREATE, &c->imapcount)) ||
+			(rc = cache_imap_open(c, txn))))
 		goto fail;
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
@@ -393,6 +395,7 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 		txn = NULL;
 		goto fail;
 	}
+	c->mounted = upgrade;
 	find_map(c);
 	cache_guard_map(c->map, c->maplen);
 	/* an older leifs used the cache since: what it wrote again */
@@ -465,6 +468,7 @@ void cache_close(cache_t *c)
 {
 	if (!c)
 		return;
+	cache_imap_close(c);
 	cache_guard_map(NULL, 0);
 	mdb_env_close(c->env);
 	free(c->datafile);
