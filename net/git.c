@@ -1,6 +1,8 @@
 /*
- * git itself, for the rest of net/: the one place leifs starts git
- * (net_git_spawn) and waits for it (net_git_reap).  What each caller
+ * git itself, for the rest of net/ and for the dates of local queries:
+ * the one place leifs starts git (net_git_spawn, net_git_reap), the dates
+ * of query_approxidate (net_git_dates: git rev-parse --since=X) and the
+ * empty repository they are read in (net_git_dir_init).  What each caller
  * gives git (its environment, its directory, what it may read) is the
  * caller's to choose and to say; this file only starts and ends it.
  */
@@ -8,13 +10,17 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "net/net.h"
+
+extern char **environ;
 
 int net_git_spawn(const struct net_git *g, pid_t *pid)
 {
@@ -123,4 +129,87 @@ int net_git_reap(pid_t pid, long timeout_ms)
 	if (killed)
 		return ETIMEDOUT;
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : EIO;
+}
+
+int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *out,
+		  char *why, size_t whylen)
+{
+	const char **args = calloc(n + 3, sizeof(*args));
+	char *gd = NULL, buf[64];
+	struct net_git g = { 0 };
+	int fd = -1, err = 0, e;
+	size_t i, got = 0;
+	pid_t pid = -1;
+	FILE *f = NULL;
+
+	if (!args || asprintf(&gd, "--git-dir=%s", git_dir) < 0) {
+		free(args);
+		return ENOMEM;
+	}
+	args[0] = gd;
+	args[1] = "rev-parse";
+	for (i = 0; i < n; i++)
+		if (asprintf((char **)&args[2 + i], "--since=%s", dates[i]) < 0) {
+			args[2 + i] = NULL;
+			err = ENOMEM;
+			goto out;
+		}
+	/* the user's environment as it is: git's approxidate reads TZ, and
+	 * must agree with the user's lei and public-inbox */
+	g.args = args;
+	g.env = (const char *const *)environ;
+	g.dir = git_dir;
+	g.out = &fd;
+	if ((err = net_git_spawn(&g, &pid))) {
+		snprintf(why, whylen, "cannot read dates: git: %s", strerror(err));
+		goto out;
+	}
+	if (!(f = fdopen(fd, "r"))) {
+		err = errno;
+		close(fd);
+		goto out;
+	}
+	while (fgets(buf, sizeof(buf), f))
+		if (got < n && !strncmp(buf, "--max-age=", 10))
+			out[got++] = strtoll(buf + 10, NULL, 10);
+out:
+	if (f)
+		fclose(f);
+	if ((e = net_git_reap(pid, -1)) && !err) {
+		snprintf(why, whylen, "cannot read dates: git rev-parse failed");
+		err = e;
+	}
+	if (!err && got != n) {
+		snprintf(why, whylen, "cannot read dates: git gave %zu of %zu", got, n);
+		err = EIO;
+	}
+	for (i = 0; i < n; i++)
+		free((char *)args[2 + i]);
+	free(args);
+	free(gd);
+	return err;
+}
+
+int net_git_dir_init(const char *dir)
+{
+	char p[4096];
+	FILE *f;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return errno;
+	snprintf(p, sizeof(p), "%s/objects", dir);
+	if (mkdir(p, 0700) && errno != EEXIST)
+		return errno;
+	snprintf(p, sizeof(p), "%s/refs", dir);
+	if (mkdir(p, 0700) && errno != EEXIST)
+		return errno;
+	snprintf(p, sizeof(p), "%s/HEAD", dir);
+	if (access(p, F_OK)) {
+		if (!(f = fopen(p, "w")))
+			return errno;
+		fputs("ref: refs/heads/main\n", f);
+		if (fclose(f))
+			return EIO;
+	}
+	return 0;
 }

@@ -3,8 +3,9 @@
  * searches and thread fetches over HTTP(S) (search.c, below), local
  * archives on disk (archive.c), the grammar of a source (source.c), IMAP
  * delivery (imap.c), git credential (credential.c) and git itself (git.c:
- * the one place git is started), each contract further down.  Nothing
- * here knows about FUSE, views or the cache.
+ * the one place git is started, and the dates of local queries), each
+ * contract further down.  Nothing here knows about FUSE, views or the
+ * cache.
  *
  * net_search() POSTs "<url>?q=<query>&x=m[&t=1]" as lei does, inflates the
  * gzip answer (multi-member) as it arrives and splits the mboxrd stream into
@@ -194,6 +195,17 @@ int net_git_spawn(const struct net_git *g, pid_t *pid);
  * once): then its process group, or git alone if it has none, is killed
  * (SIGKILL) and waited for.  pid <= 0: nothing to wait for, 0. */
 int net_git_reap(pid_t pid, long timeout_ms);
+
+/* The unix times of n dates in git's approxidate ("2.weeks.ago",
+ * "2024-01-02"), for query_approxidate: `git rev-parse --since=DATE...`
+ * in git_dir (an empty repository, net_git_dir_init), with the daemon's
+ * environment as it is (approxidate reads TZ, and must agree with the
+ * user's lei and public-inbox).  The dates are arguments, never a shell's
+ * words.  EIO with a reason in why when git cannot say. */
+int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *out,
+		  char *why, size_t whylen);
+/* Make the empty bare repository net_git_dates runs in (idempotent). */
+int net_git_dir_init(const char *dir);
 
 /*
  * The stream stages, exposed for tests and fuzzing.  A splitter takes

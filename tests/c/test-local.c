@@ -86,6 +86,41 @@ static void test_patchid(void)
 	CHECK(cache_patch_id("no patch here\n", 14, mine) == ENOENT);
 }
 
+/* query_approxidate's dates, read by git in the repository arg */
+static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		     size_t whylen)
+{
+	return net_git_dates(arg, dates, n, out, why, whylen);
+}
+
+/* dates without git: 1700000000, 1700000001, ... in order, each seen */
+struct fixed_dates {
+	int calls, fail;
+	size_t n;
+	char seen[256];
+};
+
+static int fixed_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		       size_t whylen)
+{
+	struct fixed_dates *fd = arg;
+	size_t i;
+
+	fd->calls++;
+	if (fd->fail) {
+		snprintf(why, whylen, "no dates today");
+		return fd->fail;
+	}
+	fd->n = n;
+	fd->seen[0] = '\0';
+	for (i = 0; i < n; i++) {
+		out[i] = 1700000000 + (long long)i;
+		snprintf(fd->seen + strlen(fd->seen), sizeof(fd->seen) - strlen(fd->seen), "%s|",
+			 dates[i]);
+	}
+	return 0;
+}
+
 /* what fd gives until its end, or 5 s without a byte (*end 0) */
 static size_t read_all(int fd, char *buf, size_t cap, int *end)
 {
@@ -117,11 +152,11 @@ static void test_approxidate(void)
 	size_t i;
 
 	snprintf(dir, sizeof(dir), "%s/dates.git", tmp);
-	CHECK(!query_git_dir(dir));
+	CHECK(!net_git_dir_init(dir));
 	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
 		char *out = NULL;
 
-		CHECK(!query_approxidate(same[i].in, dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate(same[i].in, git_dates, dir, &out, why, sizeof(why)));
 		CHECK(out && !strcmp(out, same[i].out));
 		if (out && strcmp(out, same[i].out))
 			fprintf(stderr, "  %s -> %s\n", same[i].in, out);
@@ -132,11 +167,50 @@ static void test_approxidate(void)
 		long long a = 0, b = 0;
 
 		/* approxidate: a range of two times, dt: from d: */
-		CHECK(!query_approxidate("d:2.weeks.ago..1.week.ago", dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate("d:2.weeks.ago..1.week.ago", git_dates, dir, &out, why,
+					 sizeof(why)));
 		CHECK(out && sscanf(out, "dt:%14lld..%14lld", &a, &b) == 2 && a < b);
 		free(out);
-		CHECK(!query_approxidate("rt:2.days.ago..", dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate("rt:2.days.ago..", git_dates, dir, &out, why,
+					 sizeof(why)));
 		CHECK(out && sscanf(out, "rt:%lld..", &a) == 1 && a > 1700000000);
+		free(out);
+		/* no repository to run in: the query fails, saying why */
+		out = NULL;
+		CHECK(query_approxidate("rt:2.days.ago..", git_dates, "/nonexistent", &out, why,
+					sizeof(why)) != 0);
+		CHECK(!out && !strncmp(why, "cannot read dates", 17));
+	}
+	{
+		struct fixed_dates fd = { 0 };
+		char *out = NULL;
+
+		/* the caller's function gets every date at once, in order,
+		 * and its numbers are put back where the dates were */
+		CHECK(!query_approxidate("s:x rt:2.days.ago..1.day.ago OR d:last.monday",
+					 fixed_dates, &fd, &out, why, sizeof(why)));
+		CHECK(fd.calls == 1 && fd.n == 3);
+		CHECK(!strcmp(fd.seen, "2.days.ago|1.day.ago|last.monday|"));
+		CHECK(out && !strcmp(out, "s:x rt:1700000000..1700000001 OR "
+					  "dt:20231114221322..20231115221322"));
+		free(out);
+		/* none: not called; its failure is the query's, with its reason */
+		fd.calls = 0;
+		CHECK(!query_approxidate("dt:20240102030405..20240103000000", fixed_dates, &fd, &out,
+					 why, sizeof(why)));
+		CHECK(fd.calls == 0);
+		free(out);
+		fd.fail = EIO;
+		out = NULL;
+		CHECK(query_approxidate("rt:2.days.ago..", fixed_dates, &fd, &out, why,
+					sizeof(why)) == EIO);
+		CHECK(!out && !strcmp(why, "no dates today"));
+		/* dates and nothing to read them with */
+		CHECK(query_approxidate("rt:2.days.ago..", NULL, NULL, &out, why, sizeof(why)) ==
+		      EINVAL);
+		CHECK(!out && why[0]);
+		CHECK(!query_approxidate("rt:1704067200..", NULL, NULL, &out, why, sizeof(why)));
+		CHECK(out && !strcmp(out, "rt:1704067200.."));
 		free(out);
 	}
 }
