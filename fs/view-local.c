@@ -482,6 +482,13 @@ out:
 	return err;
 }
 
+/* query_approxidate's dates, read by git in the cache's dates.git (arg) */
+static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		     size_t whylen)
+{
+	return net_git_dates(arg, dates, n, out, why, whylen);
+}
+
 int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
 		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
 		      uint64_t *imported, struct local_memo *memo)
@@ -504,7 +511,8 @@ int view_local_search(views_t *v, const struct net_source *src, const char *quer
 		h.hit_flags = 0;
 	/* resolved first: a long import runs it over what it has indexed */
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
-	if ((err = query_approxidate(query, dates, &q, res->error, sizeof(res->error))))
+	if ((err = query_approxidate(query, git_dates, dates, &q, res->error,
+				     sizeof(res->error))))
 		goto out;
 	if (src->kind == NET_SOURCE_CACHE) {
 		struct stat st;

@@ -84,7 +84,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 		char dates[4096];
 
 		snprintf(dates, sizeof(dates), "%s/dates.git", o->cache_dir);
-		if (query_git_dir(dates))
+		if (net_git_dir_init(dates))
 			log_err("cannot make %s: dates of local queries will fail", dates);
 	}
 	v->queue_end = &v->queue;

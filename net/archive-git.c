@@ -9,18 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "net/archive-private.h"
-
-extern char **environ;
 
 /* ---- public-inbox (git) ---- */
 
@@ -92,73 +88,39 @@ static int git_init(struct git *g, const char *priv, const char *gitdir)
 	return 0;
 }
 
-/* "git --no-pager --git-dir=PRIV ARGS..." in PRIV, stderr to /dev/null;
- * stdin is a new pipe whose write end goes to *in, else in_fd, else
- * /dev/null (in_fd < 0); stdout a new pipe whose read end goes to *out */
+/* "git --no-pager --git-dir=PRIV ARGS..." in PRIV with g's environment
+ * (net_git_spawn: stderr to /dev/null); stdin is a new pipe whose write
+ * end goes to *in, else in_fd, else /dev/null (in_fd < 0); stdout a new
+ * pipe whose read end goes to *out.  -1 with errno when it cannot start */
 static pid_t spawn_git(const struct git *g, const char *const args[], int in_fd, int *in,
 		       int *out)
 {
-	posix_spawn_file_actions_t fa;
-	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
-	char *argv[16], *gd = NULL;
+	const char *argv[16];
+	struct net_git ng = { 0 };
+	char *gd = NULL;
 	pid_t pid = -1;
 	size_t n = 0;
+	int err;
 
 	if (asprintf(&gd, "--git-dir=%s", g->priv) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
-	argv[n++] = "git";
 	argv[n++] = "--no-pager";
 	argv[n++] = gd;
 	while (*args && n < sizeof(argv) / sizeof(argv[0]) - 1)
-		argv[n++] = (char *)*args++;
+		argv[n++] = *args++;
 	argv[n] = NULL;
-	if ((in && pipe2(ip, O_CLOEXEC)) || pipe2(op, O_CLOEXEC))
-		goto fail;
-	posix_spawn_file_actions_init(&fa);
-	if (in)
-		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
-	else if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addchdir_np(&fa, g->priv);
-	if ((errno = posix_spawnp(&pid, "git", &fa, NULL, argv, g->env)))
-		pid = -1;
-	posix_spawn_file_actions_destroy(&fa);
-	if (pid < 0)
-		goto fail;
-	if (in) {
-		close(ip[0]);
-		*in = ip[1];
-	}
-	close(op[1]);
-	*out = op[0];
+	ng.args = argv;
+	ng.env = (const char *const *)g->env;
+	ng.dir = g->priv;
+	ng.in_fd = in_fd >= 0 ? &in_fd : NULL;
+	ng.in = in;
+	ng.out = out;
+	if ((err = net_git_spawn(&ng, &pid)))
+		errno = err;
 	free(gd);
-	return pid;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-	}
-	free(gd);
-	return -1;
-}
-
-static int reap(pid_t pid)
-{
-	int st = 0;
-
-	if (pid <= 0)
-		return 0;
-	if (waitpid(pid, &st, 0) < 0)
-		return errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : EIO;
+	return err ? -1 : pid;
 }
 
 static int is_oid(const char *s)
@@ -337,13 +299,13 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 	close(rfd);
 	if (dpid < 0) {
 		err = errno ? errno : EIO;
-		reap(rpid);
+		net_git_reap(rpid, -1);
 		return err;
 	}
 	if (!(f = fdopen(fd, "r"))) {
 		close(fd);
-		reap(dpid);
-		reap(rpid);
+		net_git_reap(dpid, -1);
+		net_git_reap(rpid, -1);
 		return ENOMEM;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -374,10 +336,10 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 		(*n)++;
 	}
 	fclose(f);
-	e2 = reap(dpid);
+	e2 = net_git_reap(dpid, -1);
 	if (!err)
 		err = e2;
-	e2 = reap(rpid);
+	e2 = net_git_reap(rpid, -1);
 	if (!err)
 		err = e2;
 	return err;
@@ -398,7 +360,7 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 	if (!(f = fdopen(out, "r"))) {
 		close(out);
 		close(in);
-		reap(pid);
+		net_git_reap(pid, -1);
 		return ENOMEM;
 	}
 	/* one request, one answer: pipes never fill up */
@@ -469,7 +431,7 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 		net_big_leave();
 	close(in);
 	fclose(f);
-	if (reap(pid) && !err)
+	if (net_git_reap(pid, -1) && !err)
 		err = EIO;
 	free(buf);
 	return err;

@@ -14,12 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,16 +40,17 @@ static long ms_since(const struct timespec *t0)
 }
 
 /* run `git credential ACTION` with `in` on its stdin; its stdout into out
- * (NUL-terminated, at most CRED_OUT_MAX - 1 bytes) if out is non-NULL */
+ * (NUL-terminated, at most CRED_OUT_MAX - 1 bytes) if out is non-NULL;
+ * all of it, git's exit included, within `timeout` seconds */
 static int run_git(const char *action, const char *in, char *out, long timeout)
 {
-	char *argv[] = { "git", "credential", (char *)action, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
+	const char *args[] = { "credential", action, NULL };
+	struct net_git g = { 0 };
 	struct timespec t0;
-	char **env = NULL;
+	const char **env = NULL;
 	size_t n = 0, i, inlen = strlen(in), sent = 0, got = 0;
-	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, st = 0, err = 0;
+	int ifd = -1, ofd = -1, err = 0, e;
+	long left;
 	pid_t pid = -1;
 
 	while (environ[n])
@@ -66,35 +64,21 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 	env[n++] = "GIT_TERMINAL_PROMPT=0";
 	env[n++] = "GIT_ASKPASS=";
 	env[n] = NULL;
-	if (pipe2(ip, O_CLOEXEC) || pipe2(op, O_CLOEXEC)) {
-		err = errno;
-		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addchdir_np(&fa, "/");
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
-	err = posix_spawnp(&pid, "git", &fa, &attr, argv, env);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	close(ip[0]);
-	close(op[1]);
-	ip[0] = op[1] = -1;
-	if (err) {
-		pid = -1;
-		goto out;
-	}
-	fcntl(ip[1], F_SETFL, O_NONBLOCK);
+	g.args = args;
+	g.env = env;
+	g.dir = "/";
+	g.in = &ifd;
+	g.out = &ofd;
+	g.group = 1;    /* killed whole: git and the helpers it runs */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (op[0] >= 0) {
-		struct pollfd p[2] = { { op[0], POLLIN, 0 }, { ip[1], POLLOUT, 0 } };
-		long left = timeout * 1000L - ms_since(&t0);
-		int np = ip[1] >= 0 ? 2 : 1;
+	if ((err = net_git_spawn(&g, &pid)))
+		goto out;
+	fcntl(ifd, F_SETFL, O_NONBLOCK);
+	while (ofd >= 0) {
+		struct pollfd p[2] = { { ofd, POLLIN, 0 }, { ifd, POLLOUT, 0 } };
+		int np = ifd >= 0 ? 2 : 1;
 
+		left = timeout * 1000L - ms_since(&t0);
 		if (left <= 0) {
 			err = ETIMEDOUT;
 			break;
@@ -106,24 +90,24 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 			break;
 		}
 		if (np == 2 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(ip[1], in + sent, inlen - sent);
+			ssize_t w = write(ifd, in + sent, inlen - sent);
 
 			if (w > 0)
 				sent += (size_t)w;
 			if (w < 0 || sent == inlen) {
-				close(ip[1]);
-				ip[1] = -1;
+				close(ifd);
+				ifd = -1;
 			}
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			char buf[1024];
-			ssize_t r = read(op[0], buf, sizeof(buf));
+			ssize_t r = read(ofd, buf, sizeof(buf));
 
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r <= 0) {
-				close(op[0]);
-				op[0] = -1;
+				close(ofd);
+				ofd = -1;
 			} else if (out) {
 				size_t k = (size_t)r;
 
@@ -138,22 +122,17 @@ static int run_git(const char *action, const char *in, char *out, long timeout)
 out:
 	if (out)
 		out[got] = '\0';
-	for (i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-	}
-	if (pid > 0) {
-		pid_t w;
-
-		if (err)
-			kill(-pid, SIGKILL);    /* git and the helpers it ran */
-		while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-			;
-		if (!err && (w != pid || !(WIFEXITED(st) && !WEXITSTATUS(st))))
-			err = EACCES;
-	}
+	if (ifd >= 0)
+		close(ifd);
+	if (ofd >= 0)
+		close(ofd);
+	/* after a failure at once, else within what is left of the timeout
+	 * (a git that has just ended is not blamed): then its process group
+	 * goes (net_git_reap) */
+	left = err ? 0 : timeout * 1000L - ms_since(&t0);
+	e = net_git_reap(pid, err ? 0 : left > 1 ? left : 1);
+	if (!err && e)
+		err = e == ETIMEDOUT ? ETIMEDOUT : EACCES;
 	free(env);
 	return err;
 }

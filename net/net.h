@@ -2,8 +2,10 @@
  * net: where mail comes from and goes to, outside the cache: public-inbox
  * searches and thread fetches over HTTP(S) (search.c, below), local
  * archives on disk (archive.c), the grammar of a source (source.c), IMAP
- * delivery (imap.c) and git credential (credential.c), each contract
- * further down.  Nothing here knows about FUSE, views or the cache.
+ * delivery (imap.c), git credential (credential.c) and git itself (git.c:
+ * the one place git is started, and the dates of local queries), each
+ * contract further down.  Nothing here knows about FUSE, views or the
+ * cache.
  *
  * net_search() POSTs "<url>?q=<query>&x=m[&t=1]" as lei does, inflates the
  * gzip answer (multi-member) as it arrives and splits the mboxrd stream into
@@ -32,6 +34,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One raw message, exactly as it will be stored (mboxrd unescaped).
  * `raw` is valid only during the call.  Return 0, or an errno to stop. */
@@ -163,6 +166,46 @@ int net_cred_fill(struct net_cred *c, long timeout, char *why, size_t whylen);
 /* ok: approve (the server took it); else reject. */
 int net_cred_report(const struct net_cred *c, int ok, long timeout);
 void net_cred_free(struct net_cred *c);
+
+/*
+ * git (git.c).  Every git leifs runs is started by net_git_spawn: "git"
+ * from the daemon's PATH with a fixed argv (no shell), the environment
+ * `env` alone, in the directory `dir`; stdout a new pipe, stderr
+ * /dev/null, stdin a given fd, a new pipe or /dev/null; optionally in a
+ * process group of its own, so that net_git_reap's timeout kills it whole
+ * (git and the helpers it ran).  Which environment is safe and what git
+ * may read are the caller's to choose: archive-git.c and credential.c say
+ * theirs.  Any thread.
+ */
+struct net_git {
+	const char *const *args;        /* git's arguments after "git", NULL-ended */
+	const char *const *env;         /* its whole environment, NULL-ended */
+	const char *dir;                /* its working directory */
+	const int *in_fd;               /* non-NULL: stdin this fd (the caller's, left open) */
+	int *in;                        /* non-NULL: stdin a new pipe, its write end here */
+	int *out;                       /* stdout a new pipe, its read end here */
+	int group;                      /* a process group of its own */
+};
+/* Start git as g says: 0 with *pid set and the pipe ends given to the
+ * caller (close them, then net_git_reap), or an errno (ENOENT: no git in
+ * PATH) with nothing left open and *pid -1. */
+int net_git_spawn(const struct net_git *g, pid_t *pid);
+/* Wait for git to end (EINTR-safe): 0 when it exited 0, EIO when it
+ * failed, ETIMEDOUT when `timeout_ms` passed first (-1: no limit; 0: at
+ * once): then its process group, or git alone if it has none, is killed
+ * (SIGKILL) and waited for.  pid <= 0: nothing to wait for, 0. */
+int net_git_reap(pid_t pid, long timeout_ms);
+
+/* The unix times of n dates in git's approxidate ("2.weeks.ago",
+ * "2024-01-02"), for query_approxidate: `git rev-parse --since=DATE...`
+ * in git_dir (an empty repository, net_git_dir_init), with the daemon's
+ * environment as it is (approxidate reads TZ, and must agree with the
+ * user's lei and public-inbox).  The dates are arguments, never a shell's
+ * words.  EIO with a reason in why when git cannot say. */
+int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *out,
+		  char *why, size_t whylen);
+/* Make the empty bare repository net_git_dates runs in (idempotent). */
+int net_git_dir_init(const char *dir);
 
 /*
  * The stream stages, exposed for tests and fuzzing.  A splitter takes

@@ -4,26 +4,19 @@
  * Xapian sees the query.
  *
  * Dates other than plain digits are git's "approxidate" ("2.weeks.ago",
- * "2024-01-02", "last.monday"): like public-inbox, leifs asks git itself
- * (git rev-parse --since=X ...), since approxidate is a large hand-written
- * parser no library offers and the answer must be git's to agree with the
- * server.  git gets the date words as arguments (no shell) and an empty
- * repository of ours to run in.
+ * "2024-01-02", "last.monday"): this file finds them and puts the numbers
+ * back, and asks its caller for the numbers (a query_dates_fn; leifs's
+ * asks git, as public-inbox does, since approxidate is a large
+ * hand-written parser no library offers and the answer must be git's to
+ * agree with the server).  No I/O here.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "query/query.h"
-
-extern char **environ;
 
 struct buf {
 	char *s;
@@ -55,7 +48,7 @@ static void puts_(struct buf *b, const char *s)
 }
 
 struct dates {
-	char **arg;     /* what git parses */
+	char **arg;     /* what the caller's `resolve` reads */
 	size_t n, cap;
 };
 
@@ -215,7 +208,7 @@ static int prepare(struct buf *b, struct dates *d, const char *pfx, const char *
 				placeholder(b, 't', (long)d->n - 1);
 			}
 		}
-	} else {        /* rt: git reads "YYYY" itself */
+	} else {        /* rt: approxidate reads "YYYY" itself */
 		const char *x[2] = { a, z };
 		size_t xn[2] = { an, zn };
 		int i;
@@ -238,77 +231,6 @@ static int prepare(struct buf *b, struct dates *d, const char *pfx, const char *
 	}
 	put(b, end, tail);
 	return err ? err : b->err;
-}
-
-/* git rev-parse --since=X...: one unix time per date */
-static int git_dates(const char *git_dir, struct dates *d, long long *out, char *why,
-		     size_t whylen)
-{
-	char **argv = calloc(d->n + 5, sizeof(*argv)), *gd = NULL, buf[64];
-	posix_spawn_file_actions_t fa;
-	int pfd[2] = { -1, -1 }, err = 0, st = 0;
-	size_t i, got = 0, ln = 0;
-	pid_t pid = -1;
-	FILE *f = NULL;
-
-	if (!argv || asprintf(&gd, "--git-dir=%s", git_dir) < 0) {
-		free(argv);
-		return ENOMEM;
-	}
-	argv[0] = "git";
-	argv[1] = gd;
-	argv[2] = "rev-parse";
-	for (i = 0; i < d->n; i++)
-		if (asprintf(&argv[3 + i], "--since=%s", d->arg[i]) < 0) {
-			err = ENOMEM;
-			goto out;
-		}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		err = errno;
-		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	err = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pfd[1]);
-	pfd[1] = -1;
-	if (err) {
-		snprintf(why, whylen, "cannot read dates: git: %s", strerror(err));
-		pid = -1;
-		goto out;
-	}
-	if (!(f = fdopen(pfd[0], "r"))) {
-		err = errno;
-		goto out;
-	}
-	pfd[0] = -1;
-	while (fgets(buf, sizeof(buf), f)) {
-		ln++;
-		if (got < d->n && !strncmp(buf, "--max-age=", 10))
-			out[got++] = strtoll(buf + 10, NULL, 10);
-	}
-out:
-	if (f)
-		fclose(f);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pid > 0 && (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)))
-		if (!err) {
-			snprintf(why, whylen, "cannot read dates: git rev-parse failed");
-			err = EIO;
-		}
-	if (!err && got != d->n) {
-		snprintf(why, whylen, "cannot read dates: git gave %zu of %zu", got, d->n);
-		err = EIO;
-	}
-	for (i = 0; i < d->n; i++)
-		free(argv[3 + i]);
-	free(argv);
-	free(gd);
-	return err;
 }
 
 static int word_char(char c)
@@ -357,8 +279,8 @@ static int finalize(struct buf *out, const char *s, const long long *t)
 	return out->err;
 }
 
-int query_approxidate(const char *query, const char *git_dir, char **out, char *why,
-		      size_t whylen)
+int query_approxidate(const char *query, query_dates_fn resolve, void *arg, char **out,
+		      char *why, size_t whylen)
 {
 	struct buf b = { 0 }, fin = { 0 };
 	struct dates d = { 0 };
@@ -425,7 +347,13 @@ int query_approxidate(const char *query, const char *git_dir, char **out, char *
 		err = ENOMEM;
 		goto out;
 	}
-	if (d.n && (err = git_dates(git_dir, &d, t, why, whylen)))
+	if (d.n && !resolve) {
+		if (why && whylen)
+			snprintf(why, whylen, "cannot read dates: nothing to read them with");
+		err = EINVAL;
+		goto out;
+	}
+	if (d.n && (err = resolve(arg, d.arg, d.n, t, why, whylen)))
 		goto out;
 	if ((err = finalize(&fin, b.s, t)))
 		goto out;
@@ -439,28 +367,4 @@ out:
 	free(b.s);
 	free(fin.s);
 	return err;
-}
-
-int query_git_dir(const char *dir)
-{
-	char p[4096];
-	FILE *f;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return errno;
-	snprintf(p, sizeof(p), "%s/objects", dir);
-	if (mkdir(p, 0700) && errno != EEXIST)
-		return errno;
-	snprintf(p, sizeof(p), "%s/refs", dir);
-	if (mkdir(p, 0700) && errno != EEXIST)
-		return errno;
-	snprintf(p, sizeof(p), "%s/HEAD", dir);
-	if (access(p, F_OK)) {
-		if (!(f = fopen(p, "w")))
-			return errno;
-		fputs("ref: refs/heads/main\n", f);
-		if (fclose(f))
-			return EIO;
-	}
-	return 0;
 }

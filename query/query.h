@@ -8,7 +8,8 @@
  * EINVAL rather than remembered as a view that can never succeed.  The
  * incremental form is what lei up sends: "(Q) AND dt:YYYYMMDDhhmmss..".
  *
- * All functions are pure (no I/O, no globals) and safe from any thread.
+ * All functions are pure (no I/O, no globals; query_approxidate calls the
+ * caller's function for dates) and safe from any thread.
  * Strings returned through `char **out` are malloc'd; the caller frees them.
  * Errors are 0 or a positive errno; `why` (if given) receives a static
  * human-readable reason.
@@ -44,22 +45,26 @@ int query_normalize(const char *query, char **out);
 int query_incremental(const char *query, time_t since, char **out);
 
 /*
- * For searching a local index (not pure: these run git or Xapian).
+ * For searching a local index.
  *
  * query_approxidate: d:, dt: and rt: rewritten to the numbers the index
  * holds, as public-inbox does before Xapian parses a query: "d:2024-01-02"
  * becomes "d:20240102..20240103", "rt:2.weeks.ago.." "rt:1795111404..".
- * Dates other than digits are read by `git rev-parse --since=`, run in
- * `git_dir` (an empty repository, see query_git_dir).  On failure `why`
- * says why.
+ * Dates not yet in the index's form (git's approxidate: "2.weeks.ago",
+ * "2024-01-02", a lone d:YYYYMMDD as YYYY-MM-DD) are read by the caller's
+ * `resolve` function, called at most once per query with all of them, in
+ * order (none: not called): it puts the unix time of each into out[], or
+ * returns an errno with a reason in why (query_approxidate's why and
+ * whylen).  leifs's (fs/view-local.c) asks git.  A query with such dates
+ * and no `resolve` is EINVAL.  On failure `why` says why.
  */
-int query_approxidate(const char *query, const char *git_dir, char **out,
+typedef int (*query_dates_fn)(void *arg, char *const *dates, size_t n, long long *out,
+			      char *why, size_t whylen);
+int query_approxidate(const char *query, query_dates_fn resolve, void *arg, char **out,
 		      char *why, size_t whylen);
-/* Make the empty repository git needs to read dates (idempotent). */
-int query_git_dir(const char *dir);
 
 /* What Xapian's QueryParser, set up as public-inbox's Search.pm does,
- * refuses in a query before query_approxidate (no I/O, no git), such as
+ * refuses in a query before query_approxidate (no I/O), such as
  * a size range z:1k..2k that is not numbers; d:, dt:, rt: ranges take any
  * text here (public-inbox rewrites their dates first).  EINVAL with
  * Xapian's reason. */

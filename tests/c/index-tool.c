@@ -16,6 +16,7 @@
 #include "cache/cache-private.h"
 #include "cache/index.h"
 #include "cache/terms.h"
+#include "net/net.h"
 #include "query/query.h"
 
 static char *slurp(const char *path, size_t *len)
@@ -63,6 +64,13 @@ static int print_thread_oid(void *arg, const unsigned char *oid, int hit)
 	cache_oid_hex(oid, hex);
 	printf("%s %s\n", hit ? "*" : " ", hex);
 	return 0;
+}
+
+/* query_approxidate's dates, read by git in the repository arg */
+static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		     size_t whylen)
+{
+	return net_git_dates(arg, dates, n, out, why, whylen);
 }
 
 int main(int argc, char **argv)
@@ -126,8 +134,8 @@ int main(int argc, char **argv)
 	} else if ((!strcmp(argv[1], "q") || !strcmp(argv[1], "tq")) && argc == 5) {
 		char *q = NULL;
 
-		if (!(err = query_git_dir(argv[3])) &&
-		    !(err = query_approxidate(argv[4], argv[3], &q, why, sizeof(why))))
+		if (!(err = net_git_dir_init(argv[3])) &&
+		    !(err = query_approxidate(argv[4], git_dates, argv[3], &q, why, sizeof(why))))
 			err = argv[1][0] == 't' ?
 				cache_index_search_threads(x, q, 1, print_thread_oid, NULL, why,
 							   sizeof(why)) :

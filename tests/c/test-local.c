@@ -1,15 +1,19 @@
 /*
  * C-level tests of the local search: patch ids against git's own, the
- * approxidate rewriting, the index (duplicates, empty query, wildcard
- * limit) and incremental reads of mbox and maildir archives.
+ * approxidate rewriting, git started and ended (net_git_spawn, its
+ * timeout killing the group, git credential's helpers included), the index
+ * (duplicates, empty query, wildcard limit) and incremental reads of mbox
+ * and maildir archives.
  */
 #include <errno.h>
 #include <glib.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/cache.h"
@@ -18,6 +22,8 @@
 #include "fs/msgname.h"
 #include "net/net.h"
 #include "query/query.h"
+
+extern char **environ;
 
 static int passed, failed;
 
@@ -80,6 +86,54 @@ static void test_patchid(void)
 	CHECK(cache_patch_id("no patch here\n", 14, mine) == ENOENT);
 }
 
+/* query_approxidate's dates, read by git in the repository arg */
+static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		     size_t whylen)
+{
+	return net_git_dates(arg, dates, n, out, why, whylen);
+}
+
+/* dates without git: 1700000000, 1700000001, ... in order, each seen */
+struct fixed_dates {
+	int calls, fail;
+	size_t n;
+	char seen[256];
+};
+
+static int fixed_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
+		       size_t whylen)
+{
+	struct fixed_dates *fd = arg;
+	size_t i;
+
+	fd->calls++;
+	if (fd->fail) {
+		snprintf(why, whylen, "no dates today");
+		return fd->fail;
+	}
+	fd->n = n;
+	fd->seen[0] = '\0';
+	for (i = 0; i < n; i++) {
+		out[i] = 1700000000 + (long long)i;
+		snprintf(fd->seen + strlen(fd->seen), sizeof(fd->seen) - strlen(fd->seen), "%s|",
+			 dates[i]);
+	}
+	return 0;
+}
+
+/* what fd gives until its end, or 5 s without a byte (*end 0) */
+static size_t read_all(int fd, char *buf, size_t cap, int *end)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	size_t n = 0;
+	ssize_t r = 1;
+
+	while (n < cap && poll(&p, 1, 5000) > 0 && (r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	*end = r == 0;
+	return n;
+}
+
 static void test_approxidate(void)
 {
 	static const struct { const char *in, *out; } same[] = {
@@ -98,11 +152,11 @@ static void test_approxidate(void)
 	size_t i;
 
 	snprintf(dir, sizeof(dir), "%s/dates.git", tmp);
-	CHECK(!query_git_dir(dir));
+	CHECK(!net_git_dir_init(dir));
 	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
 		char *out = NULL;
 
-		CHECK(!query_approxidate(same[i].in, dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate(same[i].in, git_dates, dir, &out, why, sizeof(why)));
 		CHECK(out && !strcmp(out, same[i].out));
 		if (out && strcmp(out, same[i].out))
 			fprintf(stderr, "  %s -> %s\n", same[i].in, out);
@@ -113,13 +167,156 @@ static void test_approxidate(void)
 		long long a = 0, b = 0;
 
 		/* approxidate: a range of two times, dt: from d: */
-		CHECK(!query_approxidate("d:2.weeks.ago..1.week.ago", dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate("d:2.weeks.ago..1.week.ago", git_dates, dir, &out, why,
+					 sizeof(why)));
 		CHECK(out && sscanf(out, "dt:%14lld..%14lld", &a, &b) == 2 && a < b);
 		free(out);
-		CHECK(!query_approxidate("rt:2.days.ago..", dir, &out, why, sizeof(why)));
+		CHECK(!query_approxidate("rt:2.days.ago..", git_dates, dir, &out, why,
+					 sizeof(why)));
 		CHECK(out && sscanf(out, "rt:%lld..", &a) == 1 && a > 1700000000);
 		free(out);
+		/* no repository to run in: the query fails, saying why */
+		out = NULL;
+		CHECK(query_approxidate("rt:2.days.ago..", git_dates, "/nonexistent", &out, why,
+					sizeof(why)) != 0);
+		CHECK(!out && !strncmp(why, "cannot read dates", 17));
 	}
+	{
+		struct fixed_dates fd = { 0 };
+		char *out = NULL;
+
+		/* the caller's function gets every date at once, in order,
+		 * and its numbers are put back where the dates were */
+		CHECK(!query_approxidate("s:x rt:2.days.ago..1.day.ago OR d:last.monday",
+					 fixed_dates, &fd, &out, why, sizeof(why)));
+		CHECK(fd.calls == 1 && fd.n == 3);
+		CHECK(!strcmp(fd.seen, "2.days.ago|1.day.ago|last.monday|"));
+		CHECK(out && !strcmp(out, "s:x rt:1700000000..1700000001 OR "
+					  "dt:20231114221322..20231115221322"));
+		free(out);
+		/* none: not called; its failure is the query's, with its reason */
+		fd.calls = 0;
+		CHECK(!query_approxidate("dt:20240102030405..20240103000000", fixed_dates, &fd, &out,
+					 why, sizeof(why)));
+		CHECK(fd.calls == 0);
+		free(out);
+		fd.fail = EIO;
+		out = NULL;
+		CHECK(query_approxidate("rt:2.days.ago..", fixed_dates, &fd, &out, why,
+					sizeof(why)) == EIO);
+		CHECK(!out && !strcmp(why, "no dates today"));
+		/* dates and nothing to read them with */
+		CHECK(query_approxidate("rt:2.days.ago..", NULL, NULL, &out, why, sizeof(why)) ==
+		      EINVAL);
+		CHECK(!out && why[0]);
+		CHECK(!query_approxidate("rt:1704067200..", NULL, NULL, &out, why, sizeof(why)));
+		CHECK(out && !strcmp(out, "rt:1704067200.."));
+		free(out);
+	}
+}
+
+/* net_git_spawn and net_git_reap: pipes both ways, git's exit status, and
+ * a timeout that kills git's whole process group */
+static void test_git_spawn(void)
+{
+	static const char blob_x[] = "c1b0730e0133447badcfd47fd144e254807b06e1\n";
+	const char *version[] = { "--version", NULL };
+	const char *hash[] = { "hash-object", "--stdin", NULL };
+	const char *fail[] = { "no-such-command-of-git", NULL };
+	/* git runs a shell that leaves a child behind holding stdout */
+	const char *hang[] = { "-c", "alias.hang=!sleep 30 & sleep 30", "hang", NULL };
+	struct net_git g = { 0 };
+	struct timespec t0, t1;
+	char buf[256];
+	int in = -1, out = -1, err, end;
+	pid_t pid = -1;
+	size_t n;
+
+	g.env = (const char *const *)environ;
+	g.dir = tmp;
+	g.out = &out;
+
+	g.args = version;
+	CHECK(!net_git_spawn(&g, &pid) && pid > 0 && out >= 0);
+	n = read_all(out, buf, sizeof(buf), &end);
+	CHECK(end && n > 12 && !strncmp(buf, "git version ", 12));
+	close(out);
+	CHECK(net_git_reap(pid, -1) == 0);
+
+	g.args = hash;
+	g.in = &in;
+	CHECK(!net_git_spawn(&g, &pid) && in >= 0);
+	CHECK(write(in, "x", 1) == 1);
+	close(in);
+	n = read_all(out, buf, sizeof(buf), &end);
+	CHECK(end && n == 41 && !memcmp(buf, blob_x, 41));
+	close(out);
+	CHECK(net_git_reap(pid, 5000) == 0);
+	g.in = NULL;
+
+	g.args = fail;
+	CHECK(!net_git_spawn(&g, &pid));
+	read_all(out, buf, sizeof(buf), &end);
+	close(out);
+	CHECK(net_git_reap(pid, -1) == EIO);
+	CHECK(net_git_reap(-1, 0) == 0);
+
+	/* killed at the timeout, and its group with it: the shell's child
+	 * held stdout, which ends only when every holder is gone */
+	g.args = hang;
+	g.group = 1;
+	CHECK(!net_git_spawn(&g, &pid));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = net_git_reap(pid, 300);
+	CHECK(err == ETIMEDOUT);
+	n = read_all(out, buf, sizeof(buf), &end);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(end && n == 0);
+	CHECK(t1.tv_sec - t0.tv_sec < 5);
+	close(out);
+}
+
+/* git credential through net_cred_*: a helper's answer read, and one that
+ * hangs killed at the timeout with what it started (its late write never
+ * comes) */
+static void test_credential(void)
+{
+	char cfg[300], late[300], why[256];
+	struct net_cred c = { "imaps", "127.0.0.1:1", NULL, NULL };
+	struct timespec t0, t1, ts = { 2, 500000000L };
+	FILE *f;
+
+	snprintf(cfg, sizeof(cfg), "%s/gitconfig", tmp);
+	snprintf(late, sizeof(late), "%s/late", tmp);
+	setenv("GIT_CONFIG_GLOBAL", cfg, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+
+	CHECK((f = fopen(cfg, "w")) != NULL);
+	if (!f)
+		return;
+	fputs("[credential]\n\thelper = \"!f() { cat >/dev/null; echo username=u; "
+	      "echo password=pw; }; f\"\n", f);
+	fclose(f);
+	CHECK(!net_cred_fill(&c, 10, why, sizeof(why)));
+	CHECK(c.username && !strcmp(c.username, "u") && c.password && !strcmp(c.password, "pw"));
+	net_cred_free(&c);
+
+	CHECK((f = fopen(cfg, "w")) != NULL);
+	if (!f)
+		return;
+	fprintf(f, "[credential]\n\thelper = \"!f() { sleep 2; echo late >%s; }; f\"\n", late);
+	fclose(f);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(net_cred_fill(&c, 1, why, sizeof(why)) == ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	CHECK(strstr(why, "longer than 1 s") != NULL);
+	CHECK(!c.password);
+	nanosleep(&ts, NULL);
+	CHECK(access(late, F_OK) && errno == ENOENT);
+	net_cred_free(&c);
+	unsetenv("GIT_CONFIG_GLOBAL");
+	unsetenv("GIT_CONFIG_NOSYSTEM");
 }
 
 static const char msg_a[] =
@@ -378,6 +575,8 @@ int main(void)
 	}
 	test_patchid();
 	test_approxidate();
+	test_git_spawn();
+	test_credential();
 	test_index();
 	test_empty_parts();
 	test_archive();
