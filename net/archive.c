@@ -15,14 +15,15 @@
  * An archive is data (net.h): nothing in it is run or makes git run
  * anything, and nothing in it names a path leifs follows beyond the
  * archive's own files (no symbolic link inside it is followed, and an
- * inbox whose alternates lead outside it is refused).  git reads repositories (rev-list piped into
- * diff-tree --raw, then cat-file --batch), with arguments only, never a
- * shell, and never with the archive as its repository: it runs in the
- * caller's empty repository, with an environment made here and the
- * archive's objects as an alternate, from a commit id read here (see "git"
- * below).  Inboxes must be the user's or root's; a source must be a
- * regular file or a directory, found without opening it (O_PATH) and read
- * with O_NONBLOCK, so a FIFO or a device never blocks the daemon.
+ * inbox whose alternates lead outside it is refused).  git reads
+ * repositories (archive-git.c: rev-list piped into diff-tree --raw, then
+ * cat-file --batch), with arguments only, never a shell, and never with
+ * the archive as its repository: it runs in the caller's empty
+ * repository, with an environment made there and the archive's objects
+ * as an alternate, from a commit id read there.  Inboxes must be the
+ * user's or root's; a source must be a regular file or a directory, found
+ * without opening it (O_PATH) and read with O_NONBLOCK, so a FIFO or a
+ * device never blocks the daemon.
  */
 #include <dirent.h>
 #include <errno.h>

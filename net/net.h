@@ -1,10 +1,12 @@
 /*
  * net: where mail comes from and goes to, outside the cache: public-inbox
- * searches and thread fetches over HTTP(S) (search.c, below), local
- * archives on disk (archive.c), the grammar of a source (source.c), IMAP
- * delivery (imap.c), git credential (credential.c) and git itself (git.c:
- * the one place git is started, and the dates of local queries), each
- * contract further down.  Nothing here knows about FUSE, views or the
+ * searches and thread fetches over HTTP(S) (search.c, below; its stream
+ * stages gunzip.c and mboxrd.c, its turns per host and for big messages
+ * hosts.c and bigmsg.c), local archives on disk (archive.c; inboxes
+ * archive-git.c), the grammar of a source (source.c), IMAP delivery
+ * (imap.c), git credential (credential.c) and git itself (git.c: the one
+ * place git is started, and the dates of local queries), each contract
+ * further down.  Nothing here knows about FUSE, views or the
  * cache.
  *
  * net_search() POSTs "<url>?q=<query>&x=m[&t=1]" as lei does, inflates the
@@ -273,11 +275,12 @@ void net_gunzip_free(net_gunzip_t *g);
  *    system or global config, no pager, no replace objects), and sees the
  *    archive's objects only as an alternate.  The archive's config, hooks,
  *    attributes, grafts and replace refs never apply.  Only commit ids
- *    (40 hex digits read from HEAD and its ref by archive.c) reach git.
+ *    (40 hex digits read from HEAD and its ref by archive-git.c) reach git.
  *  - no name in it is used as a path beyond the archive's own files:
  *    HEAD's ref is checked (refs/..., no "..", no dot components) and read
- *    following no symbolic link.  The one exception is git's own
- *    objects/info/alternates, which git follows to read objects (only).
+ *    following no symbolic link.  objects/info/alternates may point only
+ *    inside the archive (one elsewhere, quoted, or over 5 deep: EPERM);
+ *    git follows those to read objects (only).
  *  - a public-inbox inbox (v1: the repository; v2: the inbox and each
  *    epoch) must belong to the daemon's user or root, as git's
  *    safe.directory wants; another's is refused (EPERM).
@@ -303,7 +306,8 @@ struct net_source {
 /* The kind of spec by its prefix alone (no checks): "http(s)://" remote,
  * "cache:" cache, anything else an archive. */
 int net_source_kind(const char *spec);
-/* Parse spec: EINVAL unless it is an http(s) URL of printable ASCII (after
+/* Parse spec: EINVAL unless it is an http(s) URL of printable ASCII with
+ * no space (after
  * "cache:" if given) or "[TYPE:]" and an absolute path with no control
  * characters.  No I/O: whether an archive is there is net_archive_kind's. */
 int net_source_parse(const char *spec, struct net_source *s);

@@ -12,7 +12,8 @@
  * caller's function for dates) and safe from any thread.
  * Strings returned through `char **out` are malloc'd; the caller frees them.
  * Errors are 0 or a positive errno; `why` (if given) receives a static
- * human-readable reason.
+ * human-readable reason, or one written into why[whylen] where a length
+ * is given.
  */
 #ifndef LEIFS_QUERY_H
 #define LEIFS_QUERY_H
