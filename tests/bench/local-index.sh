@@ -16,10 +16,11 @@ LEIFS="$SRC_DIR/leifs"
 C="$SHARED_DIR/corpus"
 M="$TRASH/mnt"
 
-# ---- leifs: both lists as v2 inboxes (the corpus repositories, read only)
+# ---- leifs: both lists as v2 inboxes (clones of the corpus repositories:
+# a symbolic link in an archive is refused, as it may lead outside it)
 for l in linux-rtc linux-watchdog; do
 	mkdir -p "$TRASH/src/$l/git"
-	ln -s "$C/$l.git" "$TRASH/src/$l/git/0.git"
+	git clone -q --bare "$C/$l.git" "$TRASH/src/$l/git/0.git" || exit 1
 done
 mkdir -p "$M"
 "$LEIFS" -f -o "source=v2:$TRASH/src/linux-rtc,source=v2:$TRASH/src/linux-watchdog,cache=$TRASH/cache,timeout=3600,first_wait=3600" "$M" 2>"$TRASH/leifs.log" &
