@@ -6,8 +6,11 @@
  * and maildir archives.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +277,53 @@ static void test_git_spawn(void)
 	CHECK(end && n == 0);
 	CHECK(t1.tv_sec - t0.tv_sec < 5);
 	close(out);
+}
+
+/* what git inherits besides its pipes: no descriptor of the daemon's that
+ * is not close-on-exec (LMDB's data.mdb is one, opened O_RDWR), and no
+ * blocked signal (libfuse's worker threads block SIGTERM, SIGINT, SIGHUP
+ * and SIGQUIT, and leifs starts git from threads made by them: a git, or a
+ * helper it runs, that hangs would then ignore a plain kill) */
+static void test_git_inherits(void)
+{
+	/* read by the shell git runs for an alias, in git's /proc */
+	const char *probe[] = { "-c", "alias.probe=!grep ^SigBlk: /proc/$PPID/status; "
+				"ls /proc/$PPID/fd", "probe", NULL };
+	struct net_git g = { 0 };
+	sigset_t term, old;
+	char buf[4096], fdname[16], *line, *save = NULL;
+	int out = -1, end, leaked = 0, blocked = -1, fd;
+	pid_t pid = -1;
+	size_t n;
+
+	fd = open("/dev/null", O_RDONLY);       /* not close-on-exec */
+	CHECK(fd > 2);
+	snprintf(fdname, sizeof(fdname), "%d", fd);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, &old);
+	g.env = (const char *const *)environ;
+	g.dir = tmp;
+	g.out = &out;
+	g.args = probe;
+	CHECK(!net_git_spawn(&g, &pid));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	n = read_all(out, buf, sizeof(buf) - 1, &end);
+	buf[n] = '\0';
+	close(out);
+	CHECK(net_git_reap(pid, 5000) == 0);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "SigBlk:", 7))
+			blocked = strspn(line + 7, "\t 0") != strlen(line + 7);
+		else if (!strcmp(line, fdname))
+			leaked = 1;
+	}
+	CHECK(blocked == 0);
+	CHECK(!leaked);
+	if (blocked || leaked)
+		fprintf(stderr, "git inherited:%s%s\n", blocked ? " a blocked SIGTERM" : "",
+			leaked ? " a descriptor not its own" : "");
+	close(fd);
 }
 
 /* git credential through net_cred_*: a helper's answer read, and one that
@@ -576,6 +626,7 @@ int main(void)
 	test_patchid();
 	test_approxidate();
 	test_git_spawn();
+	test_git_inherits();
 	test_credential();
 	test_index();
 	test_empty_parts();
