@@ -448,8 +448,8 @@ static int import(views_t *v, struct local *l, atomic_ulong *progress, struct ne
 	pos = src.position;
 	/* git reads inboxes in leifs's own empty repository, never in theirs */
 	snprintf(priv, sizeof(priv), "%s/dates.git", v->o.cache_dir);
-	err = net_archive_read(l->spec, pos, priv, v->o.max_message, &v->stop,
-			       import_msg, &im, &next, res);
+	err = net_archive_read(l->spec, pos, priv, v->o.max_message, v->o.timeout * 1000L,
+			       &v->stop, import_msg, &im, &next, res);
 	/* keep whole messages that came, even from a read that failed */
 	e2 = cache_batch_flush(im.batch);
 	if (!err)
@@ -482,11 +482,20 @@ out:
 	return err;
 }
 
-/* query_approxidate's dates, read by git in the cache's dates.git (arg) */
+/* query_approxidate's dates, read by git in the cache's dates.git, as
+ * bounded as the network (-o timeout, and the daemon's end) */
+struct dates_git {
+	const char *dir;
+	views_t *v;
+};
+
 static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
 		     size_t whylen)
 {
-	return net_git_dates(arg, dates, n, out, why, whylen);
+	struct dates_git *d = arg;
+
+	return net_git_dates(d->dir, dates, n, out, d->v->o.timeout * 1000L, &d->v->stop, why,
+			     whylen);
 }
 
 int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
@@ -511,8 +520,8 @@ int view_local_search(views_t *v, const struct net_source *src, const char *quer
 		h.hit_flags = 0;
 	/* resolved first: a long import runs it over what it has indexed */
 	snprintf(dates, sizeof(dates), "%s/dates.git", v->o.cache_dir);
-	if ((err = query_approxidate(query, git_dates, dates, &q, res->error,
-				     sizeof(res->error))))
+	if ((err = query_approxidate(query, git_dates, &(struct dates_git){ dates, v }, &q,
+				     res->error, sizeof(res->error))))
 		goto out;
 	if (src->kind == NET_SOURCE_CACHE) {
 		struct stat st;

@@ -32,6 +32,8 @@
  */
 struct git {
 	const char *priv;       /* --git-dir: leifs's empty bare repository */
+	long idle_ms;           /* the longest wait for git's output */
+	atomic_int *stop;       /* set: the daemon ends, git is killed */
 	char *env[16];          /* git's whole environment, NULL-terminated */
 	char *alt;              /* env's GIT_ALTERNATE_OBJECT_DIRECTORIES entry */
 	char *path;             /* env's PATH entry */
@@ -44,7 +46,8 @@ static void git_free(struct git *g)
 }
 
 /* the environment for reading the epoch `gitdir` */
-static int git_init(struct git *g, const char *priv, const char *gitdir)
+static int git_init(struct git *g, const char *priv, const char *gitdir, long idle_ms,
+		    atomic_int *stop)
 {
 	static const char *const fixed[] = {
 		"HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent", "LC_ALL=C",
@@ -59,6 +62,8 @@ static int git_init(struct git *g, const char *priv, const char *gitdir)
 
 	memset(g, 0, sizeof(*g));
 	g->priv = priv;
+	g->idle_ms = idle_ms;
+	g->stop = stop;
 	if (asprintf(&g->path, "PATH=%s", path ? path : "/usr/bin:/bin") < 0) {
 		g->path = NULL;
 		return ENOMEM;
@@ -117,6 +122,7 @@ static pid_t spawn_git(const struct git *g, const char *const args[], int in_fd,
 	ng.in_fd = in_fd >= 0 ? &in_fd : NULL;
 	ng.in = in;
 	ng.out = out;
+	ng.group = 1;   /* killed whole when it hangs */
 	if ((err = net_git_spawn(&ng, &pid)))
 		errno = err;
 	free(gd);
@@ -284,9 +290,9 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 	const char *rl[] = { "rev-list", "--reverse", head, last && *last ? not : NULL, NULL };
 	const char *dt[] = { "diff-tree", "--stdin", "-r", "--raw", "--no-renames", "--root",
 			     "--no-abbrev", "--no-commit-id", NULL };
+	struct net_git_out *o;
 	size_t cap = 0;
 	pid_t rpid, dpid;
-	FILE *f;
 	int rfd, fd, err = 0, e2;
 
 	*n = 0;
@@ -302,13 +308,14 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 		net_git_reap(rpid, -1);
 		return err;
 	}
-	if (!(f = fdopen(fd, "r"))) {
+	if (!(o = malloc(sizeof(*o)))) {
 		close(fd);
-		net_git_reap(dpid, -1);
-		net_git_reap(rpid, -1);
+		net_git_reap(dpid, 0);
+		net_git_reap(rpid, 0);
 		return ENOMEM;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	net_git_out_open(o, fd, g->idle_ms, g->stop);
+	while (net_git_gets(o, line, sizeof(line))) {
 		char *tab, *sp;
 
 		/* ":100644 100644 OLD NEW M\tm" */
@@ -335,11 +342,15 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 		(*ids)[*n * 41 + 40] = '\0';
 		(*n)++;
 	}
-	fclose(f);
-	e2 = net_git_reap(dpid, -1);
+	if (!err)
+		err = o->err;
+	net_git_out_close(o);
+	free(o);
+	/* after an error at once: a git that hangs is killed, never waited on */
+	e2 = net_git_reap(dpid, err ? 0 : g->idle_ms);
 	if (!err)
 		err = e2;
-	e2 = net_git_reap(rpid, -1);
+	e2 = net_git_reap(rpid, err ? 0 : g->idle_ms);
 	if (!err)
 		err = e2;
 	return err;
@@ -350,19 +361,20 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 {
 	const char *args[] = { "cat-file", "--batch", NULL };
 	char *buf = NULL, line[256];
+	struct net_git_out *o;
 	size_t i, cap = 0;
 	int in, out, err = 0, big = 0;
-	FILE *f;
 	pid_t pid;
 
 	if ((pid = spawn_git(g, args, -1, &in, &out)) < 0)
 		return errno ? errno : EIO;
-	if (!(f = fdopen(out, "r"))) {
+	if (!(o = malloc(sizeof(*o)))) {
 		close(out);
 		close(in);
-		net_git_reap(pid, -1);
+		net_git_reap(pid, 0);
 		return ENOMEM;
 	}
+	net_git_out_open(o, out, g->idle_ms, stop);
 	/* one request, one answer: pipes never fill up */
 	for (i = 0; i < n && !err; i++) {
 		unsigned long long size;
@@ -377,19 +389,14 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 			err = EIO;
 			break;
 		}
-		if (!fgets(line, sizeof(line), f)) {
-			err = EIO;
+		if (!net_git_gets(o, line, sizeof(line))) {
+			err = o->err ? o->err : EIO;
 			break;
 		}
 		if (sscanf(line, "%*s %31s %llu", type, &size) != 2)
 			continue;       /* "missing" */
 		if (size > max) {
-			/* skip it whole: the answer must be read */
-			unsigned long long k;
-
-			for (k = 0; k <= size; k++)
-				if (fgetc(f) == EOF)
-					break;
+			/* git, in the middle of its answer, is killed below */
 			archive_say(res, "a message of %s is over the size limit",
 				 gitdir);
 			err = EFBIG;
@@ -412,10 +419,8 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 			buf = t;
 			cap = (size_t)size + 1;
 		}
-		if (fread(buf, 1, (size_t)size + 1, f) != (size_t)size + 1) {
-			err = EIO;
+		if ((err = net_git_read(o, buf, (size_t)size + 1)))
 			break;
-		}
 		res->bytes += (size_t)size;
 		res->messages++;
 		err = fn(arg, buf, (size_t)size);
@@ -430,8 +435,10 @@ static int cat_blobs(const struct git *g, const char *gitdir, const char *ids, s
 	if (big)
 		net_big_leave();
 	close(in);
-	fclose(f);
-	if (net_git_reap(pid, -1) && !err)
+	net_git_out_close(o);
+	free(o);
+	/* after an error at once: a git that hangs is killed, never waited on */
+	if (net_git_reap(pid, err ? 0 : g->idle_ms) && !err)
 		err = EIO;
 	free(buf);
 	return err;
@@ -532,7 +539,7 @@ static int epoch_inside(const char *path, const char *gitdir, int v1, struct net
 }
 
 int archive_read_git(const char *path, int v1, const char *priv, const char *from, size_t max,
-		    atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res)
+		    long idle_ms, atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res)
 {
 	char *pos = NULL, *ids = NULL;
 	size_t plen = 0;
@@ -593,7 +600,7 @@ int archive_read_git(const char *path, int v1, const char *priv, const char *fro
 				memcpy(head, last, sizeof(head));
 			goto keep;
 		}
-		if ((err = git_init(&g, priv, gitdir))) {
+		if ((err = git_init(&g, priv, gitdir, idle_ms, stop))) {
 			git_free(&g);
 			break;
 		}

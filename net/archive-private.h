@@ -17,6 +17,7 @@ int archive_owned(const char *path, const struct stat *st, char *why, size_t why
 /* a public-inbox inbox (v1: one bare repository), read from position
  * `from` with git in the empty repository `priv`; as net_archive_read */
 int archive_read_git(const char *path, int v1, const char *priv, const char *from, size_t max,
-		     atomic_int *stop, net_msg_fn fn, void *arg, char **next, struct net_res *res);
+		     long idle_ms, atomic_int *stop, net_msg_fn fn, void *arg, char **next,
+		     struct net_res *res);
 
 #endif

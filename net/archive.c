@@ -352,8 +352,8 @@ static int read_maildir(const char *path, const char *from, size_t max, atomic_i
 }
 
 int net_archive_read(const char *spec, const char *from, const char *git_dir,
-		     size_t max_message, atomic_int *stop, net_msg_fn fn, void *arg, char **next,
-		     struct net_res *res)
+		     size_t max_message, long idle_ms, atomic_int *stop, net_msg_fn fn, void *arg,
+		     char **next, struct net_res *res)
 {
 	const char *path;
 	int kind, err;
@@ -371,6 +371,7 @@ int net_archive_read(const char *spec, const char *from, const char *git_dir,
 	case NET_MAILDIR:
 		return read_maildir(path, from, max_message, stop, fn, arg, next, res);
 	default:
-		return archive_read_git(path, kind == NET_PI_V1, git_dir, from, max_message, stop, fn, arg, next, res);
+		return archive_read_git(path, kind == NET_PI_V1, git_dir, from, max_message,
+					idle_ms, stop, fn, arg, next, res);
 	}
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ int net_git_spawn(const struct net_git *g, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
+	sigset_t none, def;
 	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, err = 0;
 	char **argv = NULL;
 	size_t n = 0, i;
@@ -51,12 +53,25 @@ int net_git_spawn(const struct net_git *g, pid_t *pid)
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	/* nothing of the daemon's (data.mdb is not close-on-exec) */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	posix_spawn_file_actions_addchdir_np(&fa, g->dir);
+	/* FUSE's threads block SIGTERM, SIGINT, SIGHUP and SIGQUIT, and
+	 * SIGPIPE is ignored: git starts with none blocked, each as default */
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGTERM);
+	sigaddset(&def, SIGINT);
+	sigaddset(&def, SIGHUP);
+	sigaddset(&def, SIGQUIT);
 	posix_spawnattr_init(&attr);
-	if (g->group) {
-		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	if (g->group)
 		posix_spawnattr_setpgroup(&attr, 0);
-	}
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 (g->group ? POSIX_SPAWN_SETPGROUP : 0));
 	err = posix_spawnp(pid, "git", &fa, &attr, argv, (char *const *)g->env);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
@@ -131,16 +146,111 @@ int net_git_reap(pid_t pid, long timeout_ms)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : EIO;
 }
 
+void net_git_out_open(struct net_git_out *o, int fd, long idle_ms, atomic_int *stop)
+{
+	o->fd = fd;
+	o->idle_ms = idle_ms;
+	o->stop = stop;
+	o->err = 0;
+	o->pos = o->len = 0;
+}
+
+void net_git_out_close(struct net_git_out *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+/* more bytes into o->buf: 1, or 0 at the end or on an error (o->err) */
+static int fill(struct net_git_out *o)
+{
+	struct timespec t0;
+
+	if (o->fd < 0 || o->err)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { .fd = o->fd, .events = POLLIN };
+		long left = o->idle_ms - ms_since(&t0);
+		ssize_t r;
+		int k;
+
+		if (o->stop && atomic_load(o->stop)) {
+			o->err = ECANCELED;
+			return 0;
+		}
+		if (left <= 0) {
+			o->err = ETIMEDOUT;
+			return 0;
+		}
+		/* a quarter second at most, so that *stop is seen */
+		if ((k = poll(&p, 1, left > 250 ? 250 : (int)left)) < 0 && errno != EINTR) {
+			o->err = errno;
+			return 0;
+		}
+		if (k <= 0)
+			continue;
+		if ((r = read(o->fd, o->buf, sizeof(o->buf))) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			o->err = errno;
+			return 0;
+		}
+		o->pos = 0;
+		o->len = (size_t)r;
+		return r > 0;
+	}
+}
+
+char *net_git_gets(struct net_git_out *o, char *line, size_t cap)
+{
+	size_t n = 0;
+
+	if (cap < 2)
+		return NULL;
+	while (n < cap - 1) {
+		char c;
+
+		if (o->pos == o->len && !fill(o))
+			break;
+		c = o->buf[o->pos++];
+		line[n++] = c;
+		if (c == '\n')
+			break;
+	}
+	line[n] = '\0';
+	return n ? line : NULL;
+}
+
+int net_git_read(struct net_git_out *o, void *dst, size_t n)
+{
+	char *d = dst;
+
+	while (n) {
+		size_t k;
+
+		if (o->pos == o->len && !fill(o))
+			return o->err ? o->err : EIO;
+		k = o->len - o->pos < n ? o->len - o->pos : n;
+		memcpy(d, o->buf + o->pos, k);
+		o->pos += k;
+		d += k;
+		n -= k;
+	}
+	return 0;
+}
+
 int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *out,
-		  char *why, size_t whylen)
+		  long idle_ms, atomic_int *stop, char *why, size_t whylen)
 {
 	const char **args = calloc(n + 3, sizeof(*args));
 	char *gd = NULL, buf[64];
 	struct net_git g = { 0 };
+	struct net_git_out *o = NULL;
 	int fd = -1, err = 0, e;
 	size_t i, got = 0;
 	pid_t pid = -1;
-	FILE *f = NULL;
 
 	if (!args || asprintf(&gd, "--git-dir=%s", git_dir) < 0) {
 		free(args);
@@ -160,25 +270,30 @@ int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *
 	g.env = (const char *const *)environ;
 	g.dir = git_dir;
 	g.out = &fd;
+	g.group = 1;
+	if (!(o = malloc(sizeof(*o)))) {
+		err = ENOMEM;
+		goto out;
+	}
 	if ((err = net_git_spawn(&g, &pid))) {
 		snprintf(why, whylen, "cannot read dates: git: %s", strerror(err));
 		goto out;
 	}
-	if (!(f = fdopen(fd, "r"))) {
-		err = errno;
-		close(fd);
-		goto out;
-	}
-	while (fgets(buf, sizeof(buf), f))
+	net_git_out_open(o, fd, idle_ms, stop);
+	while (net_git_gets(o, buf, sizeof(buf)))
 		if (got < n && !strncmp(buf, "--max-age=", 10))
 			out[got++] = strtoll(buf + 10, NULL, 10);
+	if ((err = o->err))
+		snprintf(why, whylen, "cannot read dates: git: %s", err == ETIMEDOUT ?
+			 "no answer within the timeout" : strerror(err));
+	net_git_out_close(o);
 out:
-	if (f)
-		fclose(f);
-	if ((e = net_git_reap(pid, -1)) && !err) {
+	/* after an error at once: a git that hangs is killed, never waited on */
+	if ((e = net_git_reap(pid, err ? 0 : idle_ms)) && !err) {
 		snprintf(why, whylen, "cannot read dates: git rev-parse failed");
 		err = e;
 	}
+	free(o);
 	if (!err && got != n) {
 		snprintf(why, whylen, "cannot read dates: git gave %zu of %zu", got, n);
 		err = EIO;

@@ -175,9 +175,14 @@ void net_cred_free(struct net_cred *c);
  * `env` alone, in the directory `dir`; stdout a new pipe, stderr
  * /dev/null, stdin a given fd, a new pipe or /dev/null; optionally in a
  * process group of its own, so that net_git_reap's timeout kills it whole
- * (git and the helpers it ran).  Which environment is safe and what git
- * may read are the caller's to choose: archive-git.c and credential.c say
- * theirs.  Any thread.
+ * (git and the helpers it ran).  git inherits no descriptor but those
+ * three (LMDB's data.mdb is not close-on-exec), no blocked signal (FUSE's
+ * threads block SIGTERM and others) and default dispositions for the
+ * signals that end it.  Which environment is safe and what git may read
+ * are the caller's to choose: archive-git.c and credential.c say theirs.
+ * Its output is read through net_git_out, so that a git that hangs (a
+ * FIFO in an archive, a wedged filesystem) costs a search `idle_ms` at
+ * most, never the daemon.  Any thread.
  */
 struct net_git {
 	const char *const *args;        /* git's arguments after "git", NULL-ended */
@@ -198,14 +203,35 @@ int net_git_spawn(const struct net_git *g, pid_t *pid);
  * (SIGKILL) and waited for.  pid <= 0: nothing to wait for, 0. */
 int net_git_reap(pid_t pid, long timeout_ms);
 
+/* git's stdout, read with bounds: no wait for a byte lasts over idle_ms
+ * (ETIMEDOUT), and *stop (if given) ends a wait within a quarter second
+ * (ECANCELED).  After a short read, err says why (0: git's end).  One
+ * reader per pipe, one thread at a time; it owns fd from open to close. */
+struct net_git_out {
+	int fd;
+	long idle_ms;
+	atomic_int *stop;
+	int err;
+	size_t pos, len;
+	char buf[16384];
+};
+void net_git_out_open(struct net_git_out *o, int fd, long idle_ms, atomic_int *stop);
+/* A line as fgets reads one (NUL-ended, its '\n' kept if it fits in cap);
+ * NULL at the end or on an error (o->err). */
+char *net_git_gets(struct net_git_out *o, char *line, size_t cap);
+/* Exactly n bytes: 0, or o->err (EIO if the output ended first). */
+int net_git_read(struct net_git_out *o, void *dst, size_t n);
+void net_git_out_close(struct net_git_out *o);
+
 /* The unix times of n dates in git's approxidate ("2.weeks.ago",
  * "2024-01-02"), for query_approxidate: `git rev-parse --since=DATE...`
  * in git_dir (an empty repository, net_git_dir_init), with the daemon's
  * environment as it is (approxidate reads TZ, and must agree with the
  * user's lei and public-inbox).  The dates are arguments, never a shell's
- * words.  EIO with a reason in why when git cannot say. */
+ * words.  EIO with a reason in why when git cannot say; ETIMEDOUT when it
+ * says nothing for idle_ms, ECANCELED once *stop is set (git is killed). */
 int net_git_dates(const char *git_dir, char *const *dates, size_t n, long long *out,
-		  char *why, size_t whylen);
+		  long idle_ms, atomic_int *stop, char *why, size_t whylen);
 /* Make the empty bare repository net_git_dates runs in (idempotent). */
 int net_git_dir_init(const char *dir);
 
@@ -319,9 +345,11 @@ int net_archive_type(const char *spec);
 int net_archive_kind(const char *spec, int *kind, const char **path, char *why,
 		     size_t whylen);
 /* Read what spec gained since `from`; git_dir: see above (NULL: an inbox
- * cannot be read, EINVAL). */
+ * cannot be read, EINVAL).  git that says nothing for idle_ms (a FIFO
+ * among an inbox's objects blocks it) fails the read, ETIMEDOUT, and is
+ * killed; so is it, ECANCELED, once *stop is set. */
 int net_archive_read(const char *spec, const char *from, const char *git_dir,
-		     size_t max_message, atomic_int *stop, net_msg_fn fn, void *arg,
-		     char **next, struct net_res *res);
+		     size_t max_message, long idle_ms, atomic_int *stop, net_msg_fn fn,
+		     void *arg, char **next, struct net_res *res);
 
 #endif

@@ -3,9 +3,9 @@
 # is bounded like the network: an inbox whose objects git cannot open
 # without waiting (a FIFO as a loose object) fails the search within the
 # timeout, and unmounting ends the daemon; a git that never answers the
-# dates of rt:2.weeks.ago.. fails the search, never the daemon.
-# (git runs with SIGTERM blocked, from the FUSE thread that starts it: the
-# hung ones are killed with -9.)
+# dates of rt:2.weeks.ago.. fails the search, never the daemon.  (The
+# cleanup kills with -9: a git that hangs here must not outlive the test
+# whatever its signal mask.)
 . "$(dirname "$0")/test-lib.sh"
 
 mkdir -p "$TRASH/eml"

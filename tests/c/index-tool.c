@@ -70,7 +70,7 @@ static int print_thread_oid(void *arg, const unsigned char *oid, int hit)
 static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
 		     size_t whylen)
 {
-	return net_git_dates(arg, dates, n, out, why, whylen);
+	return net_git_dates(arg, dates, n, out, 30000, NULL, why, whylen);
 }
 
 int main(int argc, char **argv)

@@ -93,7 +93,7 @@ static void test_patchid(void)
 static int git_dates(void *arg, char *const *dates, size_t n, long long *out, char *why,
 		     size_t whylen)
 {
-	return net_git_dates(arg, dates, n, out, why, whylen);
+	return net_git_dates(arg, dates, n, out, 30000, NULL, why, whylen);
 }
 
 /* dates without git: 1700000000, 1700000001, ... in order, each seen */
@@ -544,19 +544,19 @@ static void test_archive(void)
 	CHECK(!net_archive_kind(path, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MBOXRD);
 	CHECK(!net_archive_kind(spec, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MBOXO);
 	CHECK(net_archive_kind("relative.mbox", &kind, &p, res.error, sizeof(res.error)) == EINVAL);
-	CHECK(!net_archive_read(spec, "", NULL, 1 << 20, NULL, take, &g, &pos, &res));
+	CHECK(!net_archive_read(spec, "", NULL, 1 << 20, 30000, NULL, take, &g, &pos, &res));
 	CHECK(g.n == 2 && !strcmp(g.last, "Subject: two\n\n>>From there\n"));  /* mboxo */
 	/* nothing new: nothing read; then one more message: only it */
 	g.n = 0;
-	CHECK(!net_archive_read(path, pos, NULL, 1 << 20, NULL, take, &g, &next, &res) && g.n == 0);
+	CHECK(!net_archive_read(path, pos, NULL, 1 << 20, 30000, NULL, take, &g, &next, &res) && g.n == 0);
 	free(next);
 	append(path, "From a@b Thu Jan  1 00:00:00 1970\nSubject: three\n\n>>From x\n\n");
-	CHECK(!net_archive_read(path, pos, NULL, 1 << 20, NULL, take, &g, &next, &res));
+	CHECK(!net_archive_read(path, pos, NULL, 1 << 20, 30000, NULL, take, &g, &next, &res));
 	CHECK(g.n == 1 && !strcmp(g.last, "Subject: three\n\n>From x\n"));   /* mboxrd */
 	free(next);
 	/* a position that no longer starts a message: read from the start */
 	g.n = 0;
-	CHECK(!net_archive_read(path, "mbox 1 1 5", NULL, 1 << 20, NULL, take, &g, &next, &res));
+	CHECK(!net_archive_read(path, "mbox 1 1 5", NULL, 1 << 20, 30000, NULL, take, &g, &next, &res));
 	CHECK(g.n == 3);
 	free(next);
 	free(pos);
@@ -572,10 +572,10 @@ static void test_archive(void)
 	snprintf(spec, sizeof(spec), "%s/md/cur/1:2,S", tmp);
 	append(spec, "Subject: m1\n\nbody\n");
 	g.n = 0;
-	CHECK(!net_archive_read(path, "", NULL, 1 << 20, NULL, take, &g, &pos, &res) && g.n == 1);
+	CHECK(!net_archive_read(path, "", NULL, 1 << 20, 30000, NULL, take, &g, &pos, &res) && g.n == 1);
 	CHECK(!net_archive_kind(path, &kind, &p, res.error, sizeof(res.error)) && kind == NET_MAILDIR);
 	g.n = 0;
-	CHECK(!net_archive_read(path, "maildir 4000000000", NULL, 1 << 20, NULL, take, &g, &next, &res) &&
+	CHECK(!net_archive_read(path, "maildir 4000000000", NULL, 1 << 20, 30000, NULL, take, &g, &next, &res) &&
 	      g.n == 0);
 	free(next);
 	free(pos);
