@@ -34,10 +34,17 @@ struct cache {
 	MDB_dbi imapfolder;     /* view id + folder URL -> UIDVALIDITY (imap.c) */
 	MDB_dbi imapcount;      /* view id + folder URL -> imapcount_rec (imap.c) */
 	_Atomic uint64_t imap_gen;      /* the generation counters are exact
-				 * in; UINT64_MAX until the first write of
-				 * imap.c after the open settles it */
-	uint64_t imap_open_last;        /* the last transaction committed
-					 * before the open */
+				 * in (a random number, imap.c); UINT64_MAX
+				 * until the first write of imap.c after the
+				 * open settles it, and set only after that
+				 * transaction is committed */
+	uint64_t imap_started;  /* the generation this process last started
+				 * (UINT64_MAX: none); protected by LMDB's
+				 * write lock (set and read only in a write
+				 * transaction) */
+	uint64_t imap_open_last;        /* the id of the last transaction
+					 * committed before the open: a close
+					 * stamp of the same id is trusted */
 	int mounted;            /* opened by cache_open: the IMAP tables are
 				 * open, cache_close stamps the close */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
@@ -112,14 +119,15 @@ struct file_rec {
 };
 
 /* how many of an IMAP folder's delivery records are done, exact while
- * `gen` is the cache's imap_gen (imap.c) */
+ * `gen` is the cache's imap_gen (imap.c); read only then */
 struct imapcount_rec {
 	uint64_t done;
 	uint64_t gen;
 };
 
-/* meta "imap-counts": the counters' generation, and the transaction that
- * was this leifs's last write before a close (imap.c) */
+/* meta "imap-counts": the counters' generation (random, never ordered),
+ * and the id of the transaction that stamped it at this leifs's close, or 0
+ * while it is in use (imap.c: trusted only if no other commit followed) */
 struct imap_trust {
 	uint64_t gen;
 	uint64_t closed;
@@ -197,12 +205,14 @@ int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
 /* imap.c, inside the caller's txn: drop view id's delivery records */
 int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id);
-/* imap.c, inside cache_open's write txn, before it writes: notes where
- * the cache stands, for the generation of the counters (read no page) */
+/* imap.c, inside cache_open's write txn, before it writes: notes the id
+ * of the last transaction committed, to match a close stamp's (read no
+ * page), and leaves the counters' generation unsettled */
 int cache_imap_open(cache_t *c, MDB_txn *txn);
-/* imap.c, from cache_close: stamps the close (a write transaction of its
- * own, if anything was written since the last stamp); a failure only
- * costs a walk per folder after the next open */
+/* imap.c, from cache_close: stamps the close with the generation and the
+ * id of the stamping transaction (one of its own, if anything was committed
+ * since the open); a failure only costs a walk per folder after the next
+ * open */
 void cache_imap_close(cache_t *c);
 /* settings.c: write view id's settings record, inside the caller's txn */
 int cache_settings_store(cache_t *c, MDB_txn *txn, uint64_t id, int64_t mtime,

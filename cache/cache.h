@@ -325,8 +325,9 @@ int cache_imap_mark(cache_t *c, uint64_t id, const char *url, const unsigned cha
 		    size_t n, unsigned char state);
 /* How many messages folder `url` of view id has as delivered (done): one
  * read of its counter.  A folder not counted yet (a cache from before the
- * counter, or one an older leifs wrote to since this one's last close) is
- * counted once, by a walk of its records, and the counter stored. */
+ * counter, or one written since this leifs's last clean close by anything
+ * else: an older leifs, a crash, a compaction) is counted once, by a walk
+ * of its records, and the counter stored. */
 int cache_imap_count(cache_t *c, uint64_t id, const char *url, uint64_t *done);
 
 /* ---- sources (local archives) ---- */

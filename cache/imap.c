@@ -19,18 +19,35 @@
  * UIDVALIDITY, and would deliver the whole view again.  What it cannot
  * know is the counter: an older leifs run on the cache marks, drops and
  * starts folders over without it.  So a counter holds the generation it
- * is exact in.  Meta "imap-counts" holds the generation, and the id of the
- * transaction that was this leifs's last before a close.  If the cache was
- * written after that close (an older leifs; or a crash, harmless), the
- * first write of this file after the open starts a new generation (that
- * transaction's id: greater than any before, even if the record was
- * lost), and each folder is counted once by a walk at its next .status,
- * as a folder of a cache from before the counter is (no record).  The
- * open itself reads no page of it (a damaged page waits for its reader).
+ * is exact in, and only counters of the cache's generation are read.
+ *
+ * A generation is a random 64-bit number (imap_newgen), never one derived
+ * from LMDB's transaction ids: those are no order of time (mdb_copy -c
+ * starts them again at 1), so a generation made of one could be trusted
+ * wrongly or meet an old counter's.  Nor is trust judged by the order of
+ * ids, only by their equality; a generation is trusted when
+ *   - this process started it (c->imap_gen, c->imap_started), or
+ *   - meta "imap-counts" says {gen, closed} with `closed` the id of the
+ *     last transaction committed before the open: this leifs's close
+ *     stamped it (cache_imap_close, in the transaction of id `closed`)
+ *     and nothing was committed after it.  An older leifs, a crash (the
+ *     stamp then says closed 0: a generation in use), a compaction (ids
+ *     from 1 again) all leave another last id.
+ * Otherwise the first write of this file after the open starts a new
+ * generation (put in meta in that transaction), and each folder is counted
+ * once by a walk at its next .status, as a folder of a cache from before
+ * the counter is (no record).  A copy of the cache restored as it was at a
+ * clean close is trusted: its counters are exact for its records.  The one
+ * case not seen: a compaction, then exactly as many foreign commits as
+ * bring the last id back to the stamp's, then this leifs.  The open itself
+ * reads no page of meta (a damaged page waits for its reader).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cache/cache-private.h"
 
@@ -86,10 +103,51 @@ static int drop_folder(cache_t *c, MDB_txn *txn, uint64_t id, const char *url)
 
 static const char trust_key[] = "imap-counts";
 
+/* splitmix64's finaliser: every bit of x moves every bit of the result */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* A new generation: 64 random bits from getrandom(2), retried when a
+ * signal interrupts it.  If the kernel has none to give (no getrandom, or
+ * its pool not ready yet at boot: GRND_NONBLOCK, for a mount never waits
+ * on it), the clocks, the process id and the transaction id mixed: what
+ * matters is only that it meets no old counter's generation, and the
+ * realtime clock in nanoseconds does not repeat.  Never 0 (a generation
+ * of older caches) nor UNSETTLED. */
+static uint64_t imap_newgen(MDB_txn *txn)
+{
+	struct timespec rt = { 0 }, mono = { 0 };
+	uint64_t g;
+	ssize_t n;
+
+	do {
+		do
+			n = getrandom(&g, sizeof(g), GRND_NONBLOCK);
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(g)) {
+			clock_gettime(CLOCK_REALTIME, &rt);
+			clock_gettime(CLOCK_MONOTONIC, &mono);
+			g = mix((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) ^
+			    mix((uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec +
+				((uint64_t)getpid() << 32)) ^
+			    mix((uint64_t)mdb_txn_id(txn) + (uint64_t)(uintptr_t)&g);
+		}
+	} while (g == 0 || g == UNSETTLED);
+	return g;
+}
+
 /* The counters' generation, in a write transaction of this file (writers
- * are serialised): c->imap_gen once settled, else what meta says, or a
- * new one (put in txn).  imap_settled makes it c->imap_gen once txn is
- * committed.  0 or an errno. */
+ * are serialised): c->imap_gen once settled; else what meta says if it is
+ * trusted (see the top of this file); else a new one, put in meta in txn
+ * with closed 0 and noted in c->imap_started (another thread may settle
+ * on it after the commit, before imap_settled).  imap_settled makes it
+ * c->imap_gen once txn is committed.  0 or an errno. */
 static int imap_settle(cache_t *c, MDB_txn *txn, uint64_t *gen)
 {
 	MDB_val k = { sizeof(trust_key) - 1, (void *)trust_key }, d;
@@ -103,17 +161,15 @@ static int imap_settle(cache_t *c, MDB_txn *txn, uint64_t *gen)
 		return rc;
 	if (!rc && d.mv_size == sizeof(t)) {
 		memcpy(&t, d.mv_data, sizeof(t));
-		/* stamped by this leifs's close, nothing written since; or
-		 * a generation started since the open (by another thread) */
-		if (t.closed == c->imap_open_last || t.gen > c->imap_open_last) {
+		/* stamped by this leifs's close, nothing committed since; or
+		 * a generation this process started (another thread) */
+		if ((t.closed != 0 && t.closed == c->imap_open_last) ||
+		    t.gen == c->imap_started) {
 			*gen = t.gen;
 			return 0;
 		}
-	} else if (rc == ENOENT && c->imap_open_last == 0) {
-		*gen = 0;       /* a new cache: nothing to distrust */
-		return 0;
 	}
-	t.gen = *gen = mdb_txn_id(txn);
+	t.gen = *gen = c->imap_started = imap_newgen(txn);
 	t.closed = 0;
 	d.mv_size = sizeof(t);
 	d.mv_data = &t;
@@ -403,8 +459,10 @@ int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id)
 
 int cache_imap_open(cache_t *c, MDB_txn *txn)
 {
-	/* a write transaction's id is the last committed one's + 1 */
+	/* a write transaction's id is the last committed one's + 1: only
+	 * compared for equality with a stamp's (no page read) */
 	c->imap_open_last = mdb_txn_id(txn) - 1;
+	c->imap_started = UNSETTLED;
 	atomic_store(&c->imap_gen, UNSETTLED);
 	return 0;
 }
@@ -421,12 +479,15 @@ void cache_imap_close(cache_t *c)
 	if (!c->mounted || t.gen == UNSETTLED || cache_damaged(c, NULL, 0) ||
 	    mdb_txn_begin(c->env, NULL, 0, &txn))
 		return;
-	/* settled on the stamp of the last close, nothing written since */
+	/* settled on the stamp of the last close, nothing committed since:
+	 * that stamp stands */
 	if (mdb_txn_id(txn) - 1 == c->imap_open_last) {
 		mdb_txn_abort(txn);
 		return;
 	}
-	t.closed = mdb_txn_id(txn);     /* the id this commit takes */
+	/* the id this commit takes: the last one at the next open if
+	 * nothing else commits (never 0: ids start at 1) */
+	t.closed = mdb_txn_id(txn);
 	d.mv_size = sizeof(t);
 	d.mv_data = &t;
 	if (mdb_put(txn, c->meta, &k, &d, 0))
