@@ -282,16 +282,19 @@ static int read_head(int dfd, const char *gitdir, char head[41], struct net_res 
 }
 
 /* the blob ids an epoch added from commit `last` (""/NULL: from the
- * start) to commit `head`, oldest first, into *ids (41 bytes each) */
+ * start) to commit `head`, oldest first, into *ids (41 bytes each).
+ * rev-list streams newest first (--reverse would print nothing until it
+ * had walked every commit: a long silence that -o timeout would take for
+ * a hung git), and the ids are turned around here. */
 static int epoch_blobs(const struct git *g, int v1, const char *last, const char *head,
 		       char **ids, size_t *n)
 {
 	char not[42], line[1024];
-	const char *rl[] = { "rev-list", "--reverse", head, last && *last ? not : NULL, NULL };
+	const char *rl[] = { "rev-list", head, last && *last ? not : NULL, NULL };
 	const char *dt[] = { "diff-tree", "--stdin", "-r", "--raw", "--no-renames", "--root",
 			     "--no-abbrev", "--no-commit-id", NULL };
 	struct net_git_out *o;
-	size_t cap = 0;
+	size_t cap = 0, i;
 	pid_t rpid, dpid;
 	int rfd, fd, err = 0, e2;
 
@@ -305,7 +308,7 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 	close(rfd);
 	if (dpid < 0) {
 		err = errno ? errno : EIO;
-		net_git_reap(rpid, -1);
+		net_git_reap(rpid, 0);
 		return err;
 	}
 	if (!(o = malloc(sizeof(*o)))) {
@@ -353,6 +356,13 @@ static int epoch_blobs(const struct git *g, int v1, const char *last, const char
 	e2 = net_git_reap(rpid, err ? 0 : g->idle_ms);
 	if (!err)
 		err = e2;
+	for (i = 0; !err && i < *n / 2; i++) {        /* oldest first */
+		char t[41];
+
+		memcpy(t, *ids + i * 41, 41);
+		memcpy(*ids + i * 41, *ids + (*n - 1 - i) * 41, 41);
+		memcpy(*ids + (*n - 1 - i) * 41, t, 41);
+	}
 	return err;
 }
 
@@ -605,17 +615,24 @@ int archive_read_git(const char *path, int v1, const char *priv, const char *fro
 			break;
 		}
 		err = epoch_blobs(&g, v1, last, head, &ids, &n);
-		if (err && *last) {
-			/* the commit is gone (a rewritten epoch): read it all */
+		if (err == EIO && *last) {
+			/* git failed on the commit: it is gone (a rewritten
+			 * epoch), read it all (not after a timeout or a stop) */
 			last[0] = '\0';
 			err = epoch_blobs(&g, v1, NULL, head, &ids, &n);
 		}
-		if (err)
+		if (err == ETIMEDOUT)
+			archive_say(res, "cannot read %s with git: no answer within the timeout (-o timeout)",
+				    gitdir);
+		else if (err)
 			archive_say(res, "cannot read %s with git", gitdir);
 		else if (n)
 			err = cat_blobs(&g, gitdir, ids, n, max, stop, fn, arg, res);
 		git_free(&g);
-		if (err && !res->error[0])
+		if (err == ETIMEDOUT && !res->error[0])
+			archive_say(res, "cannot read %s with git: no answer within the timeout (-o timeout)",
+				    gitdir);
+		else if (err && !res->error[0])
 			archive_say(res, "cannot read %s with git: %s", gitdir, strerror(err));
 		if (err)
 			break;
