@@ -14,6 +14,10 @@ test_expect_success 'cache unit tests: sources, settings, an older cache migrate
 	"$SRC_DIR/tests/c/test-tables" >tables.out 2>&1; rc=$?
 	cat tables.out; tail -n 1 tables.out | grep -q " 0 failed" && [ $rc -eq 0 ]
 '
+test_expect_success 'cache unit tests: IMAP delivery records and their done counters' '
+	"$SRC_DIR/tests/c/test-imap" >imap.out 2>&1; rc=$?
+	cat imap.out; tail -n 1 imap.out | grep -q " 0 failed" && [ $rc -eq 0 ]
+'
 test_expect_success 'local search unit tests: patch ids (against git), dates, index, archives' '
 	"$SRC_DIR/tests/c/test-local" >local.out 2>&1; rc=$?
 	cat local.out; tail -n 1 local.out | grep -q " 0 failed" && [ $rc -eq 0 ]
