@@ -205,17 +205,26 @@ static void *apply_later(void *arg)
 	/* a text staged after this one waits until this one is stored */
 	pthread_mutex_lock(&v->apply);
 	pthread_mutex_lock(&v->lock);
+	/* the text stays pending until it is stored: .config reads it back
+	 * meanwhile, never the settings before it (a text that changed and
+	 * changed back would move the mtime under an editor: emacs's "has
+	 * changed since visited") */
 	if (st->l->pending_gen == st->gen && st->l->pending) {
-		text = st->l->pending;
-		st->l->pending = NULL;
-		free(st->l->before);    /* applied: nothing to go back to */
-		st->l->before = NULL;
+		text = strdup(st->l->pending);
 		name = strdup(st->l->name);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (text && name && !atomic_load(&v->stop) && still_view(v, name, st->l->id) &&
 	    views_set_config(v, name, text, strlen(text), why, sizeof(why)))
 		log_err("cannot apply the .config of %s: %s", name, why[0] ? why : "error");
+	pthread_mutex_lock(&v->lock);
+	if (st->l->pending_gen == st->gen && st->l->pending) {
+		free(st->l->pending);   /* applied (or failed): nothing to go back to */
+		st->l->pending = NULL;
+		free(st->l->before);
+		st->l->before = NULL;
+	}
+	pthread_mutex_unlock(&v->lock);
 	pthread_mutex_unlock(&v->apply);
 	free(text);
 	free(name);
