@@ -50,6 +50,8 @@ struct live {
 	int refs;
 	uint64_t id;
 	int refreshing;         /* a refresh is queued or runs */
+	struct timespec ended;  /* CLOCK_MONOTONIC end of its last search in
+				 * this process; 0: none yet (see view_due) */
 	int queued;             /* ... and waits for a worker (max_refreshes) */
 	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */

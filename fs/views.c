@@ -456,7 +456,19 @@ int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long
 	/* a view holding mail after an empty answer asks again soon */
 	if (l->held && v->o.empty_confirm < every)
 		every = v->o.empty_confirm;
-	return cv->last_try == 0 || time(NULL) - cv->last_try >= every;
+	if (cv->last_try == 0 || every <= 0)
+		return 1;
+	/* the interval is a minimum: whole seconds of last_try would let a
+	 * search that ended at 11.99 run again at 12.00 with refresh=1 */
+	if (l->ended.tv_sec || l->ended.tv_nsec) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		return (now.tv_sec - l->ended.tv_sec) * 1000000000LL +
+		       (now.tv_nsec - l->ended.tv_nsec) >= every * 1000000000LL;
+	}
+	/* ended before this mount: a whole second more, never less */
+	return time(NULL) - cv->last_try > every;
 }
 
 int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)

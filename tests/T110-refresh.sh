@@ -31,6 +31,30 @@ test_expect_success 'first listing fills cur/' '
 	[ "$(wc -l <cur0)" -gt 5 ] && [ -z "$(ls "$V/new")" ] &&
 	echo "s:rtc" >expect && test_cmp expect q
 '
+# quiet_after_search: end a search, then stat the view just past the next
+# whole second but less than the interval (1 s) after that search ended;
+# fails if a search starts.  Returns 2 when the machine was too slow to
+# stat within the interval (nothing could be told).
+quiet_after_search() {
+	local before t s
+	before=$(status "$V" last-refresh)
+	sleep 1.1 && touch "$V/.refresh" &&
+	test_wait_for 20 "[ \"\$(status \"$V\" last-refresh)\" != \"$before\" ] && grep -q \"^state: fresh\" \"$V/.status\"" ||
+		return 1
+	t=$(date +%s.%N)
+	while [ "$(date +%s)" = "${t%.*}" ]; do sleep 0.01; done
+	stat "$V" "$V/new" >/dev/null && status "$V" state >state &&
+	s=$(date +%s.%N) &&
+	if awk "BEGIN { exit !($s - $t >= 0.8) }"; then return 2; fi
+	echo fresh >expect && test_cmp expect state
+}
+test_expect_success 'no search starts before the interval has passed, across a second boundary' '
+	i=0 rc=2 &&
+	while [ $rc -eq 2 ] && [ $i -lt 8 ]; do
+		i=$((i + 1)) && quiet_after_search; rc=$?
+	done &&
+	[ $rc -eq 0 ]
+'
 test_expect_success 'new mail appears in new/ after the refresh interval, via dt:' '
 	new_mail "[PATCH] rtc: brand new driver" && sleep 1.2 &&
 	ls "$V/cur" >/dev/null &&
