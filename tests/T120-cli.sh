@@ -86,7 +86,7 @@ test_expect_success 'daemonized: detaches, serves, unmounts cleanly' '
 	"$LEIFS" -o cache="$TRASH/daemon" "$M" 2>err && [ ! -s err ] &&
 	test_atexit "fusermount3 -u -z \"$M\" 2>/dev/null" &&
 	mountpoint -q "$M" && mkdir "$M/queries/s:rtc" &&
-	[ "$(ls "$M/queries/s:rtc/cur" | wc -l)" -gt 10 ] &&
+	test_wait_for 20 "[ \$(ls \"$M/queries/s:rtc/cur\" | wc -l) -gt 10 ]" &&
 	pid=$(pgrep -f -n "leifs -o cache=$TRASH/daemon") &&
 	fusermount3 -u "$M" && test_wait_for 10 "! kill -0 $pid 2>/dev/null"
 '

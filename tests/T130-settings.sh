@@ -14,7 +14,7 @@ U1="http://127.0.0.1:$PI_PORT/linux-rtc/"
 U2="http://127.0.0.1:$PI_PORT/linux-watchdog/"
 M="$TRASH/mnt"
 test_expect_success 'leifs mounts' '
-	leifs_mount "$M" -o "source=$PI_URL,cache=$TRASH/cache,timeout=4,refresh=3600"
+	leifs_mount "$M" -o "source=$PI_URL,cache=$TRASH/cache,timeout=10,refresh=3600"
 '
 status() { sed -n "s/^$2: //p" "$1/.status"; }
 # wait until view $1 has finished a search it started after $2 (a
@@ -145,8 +145,8 @@ test_expect_success 'a failing source fails alone; the others are searched in pa
 	B="$M/queries/s:rtc" && mkdir "$B" &&
 	printf "[leifs]\n\tsource = %s/stall/\n\tsource = %s\n" "$H" "$PI_URL" >"$B/.config" &&
 	sleep 0.5 && { ls "$B/cur" >/dev/null & } &&
-	sleep 1.5 && cat "$B/.status" && [ "$(status "$B" state)" = refreshing ] &&
-	[ "$(status "$B" messages)" -gt 0 ] &&
+	test_wait_for 8 "[ \$(status \"$B\" messages) -gt 0 ]" &&
+	cat "$B/.status" && [ "$(status "$B" state)" = refreshing ] &&
 	test_wait_for 20 "grep -q \"^state: failed\" \"$B/.status\"" && cat "$B/.status" &&
 	grep -q "^source: $H/stall/: failed: " "$B/.status" &&
 	grep -q "^source: $PI_URL: ok, [1-9]" "$B/.status" &&

@@ -26,8 +26,11 @@ cycles() {      # cycles N: mkdir, list, read .status and .config, rmdir
 	done
 }
 
+# one malloc arena: a refresh thread that starts while the last one ends
+# would otherwise open an arena of its own, counted as growth (the leak
+# this test looks for is one whatever the arenas)
 test_expect_success 'leifs mounts a local mbox' '
-	leifs_mount "$M" -o "source=$TRASH/list.mbox,cache=$TRASH/cache,refresh=0"
+	MALLOC_ARENA_MAX=1 leifs_mount "$M" -o "source=$TRASH/list.mbox,cache=$TRASH/cache,refresh=0"
 '
 test_expect_success 'a view fills from it' '
 	mkdir "$M/queries/s:live" && [ "$(ls "$M/queries/s:live/cur" | wc -l)" -eq 20 ] &&

@@ -87,9 +87,9 @@ if ! command -v vim >/dev/null; then
 	test_skip 'vim edits .config' 'no vim on this machine'
 else
 	test_expect_success 'vim: two :w and :wq, no warning, the text as written' '
-		tmux_start vim "vim -u DEFAULTS -N \"$V/.config\"" && sleep 0.5 &&
-		ls -A "$V" | grep -qx .config.swp &&
+		tmux_start vim "vim -u DEFAULTS -N \"$V/.config\"" &&
 		tmux_wait vim "limit = 2" &&
+		test_wait_for 10 "ls -A \"$V\" | grep -qx .config.swp" &&
 		tmux_keys vim ":%s/limit = 2/limit = 1/" Enter ":w" Enter &&
 		tmux_wait vim "written" && has limit 1 && sleep 1.2 &&
 		tmux_keys vim ":%s/refresh = 60/refresh = 70/" Enter ":w" Enter &&

@@ -147,7 +147,8 @@ test_expect_success 'an mbox that grew: only the new message is read' '
 	after=$(ls "$v/cur" "$v/new" | grep -c leifs) &&
 	[ "$after" -eq $((before + 1)) ] &&
 	grep -q "grown mbox" "$v"/new/* &&
-	grep -q "^source: mboxrd:$TRASH/wd.mbox: ok, $after messages, 1 new in the archive" "$v/.status"
+	# the message shows as soon as it is stored; the source line once the search ends
+	test_wait_for 10 "grep -q \"^source: mboxrd:$TRASH/wd.mbox: ok, $after messages, 1 new in the archive\" \"$v/.status\""
 '
 
 # a maildir of the rtc mail as delivered: which copy of a message
@@ -187,11 +188,17 @@ test_expect_success 'a local archive and a remote source in one view (#5)' '
 	mids both.mbox >srv.mids && [ -s srv.mids ] && test_cmp srv.mids leifs.mids
 '
 
+status() { sed -n "s/^$2: //p" "$1/.status"; }
+settle() {
+	test_wait_for 30 "[ \"\$(status \"$1\" state)\" = fresh ] && [ \"\$(status \"$1\" last-refresh)\" != \"${2:-never}\" ]" ||
+		{ cat "$1/.status"; return 1; }
+}
 test_expect_success 'views and index survive a remount; nothing is imported twice' '
 	leifs_umount "$M" &&
 	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache" &&
 	view_oids "$M/queries/s:rtc" >before &&
-	touch "$M/queries/s:rtc/.refresh" && sleep 1 &&
+	last=$(status "$M/queries/s:rtc" last-refresh) && sleep 1.1 &&
+	touch "$M/queries/s:rtc/.refresh" && settle "$M/queries/s:rtc" "$last" &&
 	view_oids "$M/queries/s:rtc" >after && test_cmp before after &&
 	grep -q "^source: $PI_WORK/linux-rtc: ok" "$M/queries/s:rtc/.status"
 '
@@ -202,11 +209,6 @@ test_expect_success 'views and index survive a remount; nothing is imported twic
 # them into their tables, losing nothing: the view, its .config, its flags
 # and hidden messages, and the import position (a refresh reads no more
 # of the archive than before the downgrade).
-status() { sed -n "s/^$2: //p" "$1/.status"; }
-settle() {
-	test_wait_for 30 "[ \"\$(status \"$1\" state)\" = fresh ] && [ \"\$(status \"$1\" last-refresh)\" != \"${2:-never}\" ]" ||
-		{ cat "$1/.status"; return 1; }
-}
 refresh_read() {
 	local last
 	last=$(status "$1" last-refresh) && sleep 1.1 && touch "$1/.refresh" &&

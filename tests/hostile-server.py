@@ -36,7 +36,7 @@ carried.
   500text 500 with a text/plain reason (as public-inbox refuses a query)
           and a BEL in it, then a second line
   500gz   500 with a gzip'd reason of 600 bytes after a blank line
-With CERT and KEY it speaks HTTPS.  Stops by itself after 10 minutes."""
+With CERT and KEY it speaks HTTPS.  Stops by itself after an hour (a safety net: the harness kills it)."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
 MSGS = [
@@ -355,7 +355,9 @@ def main():
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(sys.argv[2], sys.argv[3])
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    threading.Timer(600, srv.shutdown).start()
+    # a safety net only (the harness kills it at exit): longer than any
+    # one test script runs on a loaded machine
+    threading.Timer(3600, srv.shutdown).start()
     srv.serve_forever()
 
 
