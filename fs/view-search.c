@@ -540,7 +540,7 @@ record:
 		src = NULL;
 	}
 	last = view_last_text(l);
-	clock_gettime(CLOCK_MONOTONIC, &l->ended);
+	clock_gettime(CLOCK_BOOTTIME, &l->ended);
 	pthread_mutex_unlock(&v->lock);
 	if (failed)
 		log_err("refresh of %s failed: %s", l->name, err_text);

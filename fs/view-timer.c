@@ -107,11 +107,12 @@ static int refresh_if_due(void *arg, const struct cache_view *cv)
 	struct due *d = arg;
 	struct live *l;
 
+	/* a cheap first look in whole seconds; view_aged decides */
 	if (d->now - cv->last_try < d->v->o.refresh_all)
 		return 0;
 	pthread_mutex_lock(&d->v->lock);
 	l = live_get(d->v, cv->id, cv->name);
-	if (l)
+	if (l && view_aged(l, cv, d->v->o.refresh_all))
 		start_refresh(d->v, l, 0);
 	pthread_mutex_unlock(&d->v->lock);
 	return 0;

@@ -50,8 +50,8 @@ struct live {
 	int refs;
 	uint64_t id;
 	int refreshing;         /* a refresh is queued or runs */
-	struct timespec ended;  /* CLOCK_MONOTONIC end of its last search in
-				 * this process; 0: none yet (see view_due) */
+	struct timespec ended;  /* CLOCK_BOOTTIME end of its last search in
+				 * this process; 0: none yet (see view_aged) */
 	int queued;             /* ... and waits for a worker (max_refreshes) */
 	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */
@@ -165,6 +165,7 @@ char *view_last_text(const struct live *l);
 int start_refresh(views_t *v, struct live *l, int forced);
 long view_every(views_t *v, const struct cache_view *cv);
 int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long every);
+int view_aged(const struct live *l, const struct cache_view *cv, long every);
 /* one search of every source of the view (view-search.c) */
 void view_search(views_t *v, struct live *l);
 

@@ -450,25 +450,35 @@ long view_every(views_t *v, const struct cache_view *cv)
 	return every;
 }
 
+/* lock held: whether a search that ended at l->ended (else at the cache's
+ * last_try) is at least `every` seconds old; the interval is a minimum */
+int view_aged(const struct live *l, const struct cache_view *cv, long every)
+{
+	/* a search of this process: counted on the boot clock, which goes on
+	 * through a suspend and is never set back (whole seconds of last_try
+	 * would let a search ended at 11.99 run again at 12.00 with refresh=1).
+	 * Checked before last_try, which the caller may have read before the
+	 * search it waited on recorded it. */
+	if (l->ended.tv_sec || l->ended.tv_nsec) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_BOOTTIME, &now);
+		return (long long)(now.tv_sec - l->ended.tv_sec) -
+		       (now.tv_nsec < l->ended.tv_nsec) >= every;
+	}
+	if (cv->last_try == 0)
+		return 1;
+	/* ended before this mount: a whole second more, never less */
+	return time(NULL) - cv->last_try > every;
+}
+
 /* lock held: whether the view is due for a refresh by the policy */
 int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long every)
 {
 	/* a view holding mail after an empty answer asks again soon */
 	if (l->held && v->o.empty_confirm < every)
 		every = v->o.empty_confirm;
-	if (cv->last_try == 0 || every <= 0)
-		return 1;
-	/* the interval is a minimum: whole seconds of last_try would let a
-	 * search that ended at 11.99 run again at 12.00 with refresh=1 */
-	if (l->ended.tv_sec || l->ended.tv_nsec) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		return (now.tv_sec - l->ended.tv_sec) * 1000000000LL +
-		       (now.tv_nsec - l->ended.tv_nsec) >= every * 1000000000LL;
-	}
-	/* ended before this mount: a whole second more, never less */
-	return time(NULL) - cv->last_try > every;
+	return every <= 0 || view_aged(l, cv, every);
 }
 
 int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)
