@@ -50,11 +50,11 @@ struct live {
 	int refs;
 	uint64_t id;
 	int refreshing;         /* a refresh is queued or runs */
-	struct timespec ended;  /* CLOCK_BOOTTIME end of its last search in
-				 * this process; 0: none yet (see view_aged) */
 	int queued;             /* ... and waits for a worker (max_refreshes) */
 	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */
+	struct timespec ended;  /* CLOCK_BOOTTIME end of its last search in
+				 * this process; 0: none yet (see view_aged) */
 	time_t watched_until;   /* a client stats it: refreshed on its interval
 				 * by the timer until then (views_watched) */
 	long watch_every;       /* its interval, as of the last stat */
