@@ -192,6 +192,7 @@ static void *apply_later(void *arg)
 	views_t *v = st->v;
 	struct timespec until;
 	char *text = NULL, *name = NULL, why[256];
+	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_nsec += STAGE_MS * 1000000L;
@@ -214,11 +215,15 @@ static void *apply_later(void *arg)
 		name = strdup(st->l->name);
 	}
 	pthread_mutex_unlock(&v->lock);
-	if (text && name && !atomic_load(&v->stop) && still_view(v, name, st->l->id) &&
-	    views_set_config(v, name, text, strlen(text), why, sizeof(why)))
+	/* stored at unmount too (views_close waits for it): a text written
+	 * just before is the user's last word; only its refresh is not run */
+	if (text && name && still_view(v, name, st->l->id) &&
+	    (err = views_set_config(v, name, text, strlen(text), why, sizeof(why))) &&
+	    err != ESHUTDOWN)
 		log_err("cannot apply the .config of %s: %s", name, why[0] ? why : "error");
 	pthread_mutex_lock(&v->lock);
-	if (st->l->pending_gen == st->gen && st->l->pending) {
+	/* dropped once tried; a failed copy (ENOMEM) leaves it staged */
+	if (text && name && st->l->pending_gen == st->gen && st->l->pending) {
 		free(st->l->pending);   /* applied (or failed): nothing to go back to */
 		st->l->pending = NULL;
 		free(st->l->before);

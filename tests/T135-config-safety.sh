@@ -95,4 +95,9 @@ test_expect_success 'a .query written in chunks that cut it is taken whole' '
 	printf "s:(rtc OR watchdog)\n" >q &&
 	dd if=q of="$V/.query" bs=4 2>dd.err && test_cmp q "$V/.query"
 '
+test_expect_success 'a .config written just before unmount is stored, not dropped' '
+	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" && leifs_umount "$M" &&
+	leifs_mount "$M" -o "allow_other,source=$S1,cache=$TRASH/cache,timeout=4,refresh=3600" &&
+	grep -qx "	limit = 5" "$V/.config"
+'
 test_done
