@@ -112,8 +112,10 @@ fuzz-bins: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
 	tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_NAMES)
 
+# J test files run at a time, each in its own trash directory
+J ?= 2
 check: all
-	tests/run-tests.sh
+	J='$(J)' tests/run-tests.sh
 
 bench: all
 	tests/bench/run.sh

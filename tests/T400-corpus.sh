@@ -13,13 +13,9 @@ if [ ! -x "$PISERVE" ]; then
 	test_done
 	exit
 fi
-# built once per checkout: the build takes minutes, the data never changes
-W="$TEST_DIR/.corpus-cache/n2000"
 PORT=$(free_port)
-test_expect_success 'pi-serve -n 2000 serves the corpus slice' '
-	mkdir -p "$W" && "$PISERVE" -n 2000 -p "$PORT" "$W" >url &&
-	test_atexit "kill \$(cat $W/httpd.pid) 2>/dev/null" &&
-	grep -q "^http://127.0.0.1:$PORT/all/$" url
+test_expect_success 'pi-serve -n 2000 builds the corpus slice; an httpd serves it' '
+	corpus_serve 2000 "$PORT"
 '
 URL="http://127.0.0.1:$PORT/all/"
 test_atexit lei_stop

@@ -304,12 +304,11 @@ if [ ! -x "$PISERVE" ]; then
 	test_done
 	exit
 fi
-W="$TEST_DIR/.corpus-cache/n2000"
 PORT=$(free_port)
-test_expect_success 'pi-serve -n 2000 serves the corpus slice' '
-	mkdir -p "$W" && "$PISERVE" -n 2000 -p "$PORT" "$W" >url &&
-	test_atexit "kill \$(cat $W/httpd.pid) 2>/dev/null"
+test_expect_success 'pi-serve -n 2000 builds the corpus slice; an httpd serves it' '
+	corpus_serve 2000 "$PORT"
 '
+W="$TEST_DIR/.corpus-cache/n2000"
 "$SHARED_DIR/corpus/to-mbox" -n 2000 "$SHARED_DIR/corpus/linux-watchdog.git" >"$TRASH/corpus-wd.mbox"
 M4="$TRASH/mnt4"
 # the first listing waits for the whole import (2,000 messages): up to

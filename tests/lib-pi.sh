@@ -88,3 +88,22 @@ lei_stop() {
 		lei daemon-kill 2>/dev/null
 	return 0
 }
+
+# corpus_serve N PORT: the first N messages of each list of ../shared/corpus
+# as public-inbox inboxes and an extindex (/all/), built by pi-serve once per
+# checkout under a lock (the build takes minutes, the data never changes),
+# then served read-only by an httpd of this file's own on PORT, stopped at
+# exit; sets CORPUS_W.  pi-serve's own httpd is stopped once the build is
+# done: it kills any httpd it started before in the same directory.
+corpus_serve() {
+	CORPUS_W="$TEST_DIR/.corpus-cache/n$1"
+	mkdir -p "$CORPUS_W" "$TRASH/corpus-httpd" &&
+	fixture_lock "corpus-n$1" corpus_build "$1" &&
+	pi_start "$CORPUS_W" "$2" "$TRASH/corpus-httpd"
+}
+
+corpus_build() {
+	[ -e "$CORPUS_W/.built" ] && ! [ -s "$CORPUS_W/httpd.pid" ] && return 0
+	"$SHARED_DIR/corpus/pi-serve" -n "$1" -p "$(free_port)" "$CORPUS_W" >/dev/null &&
+	pi_stop "$CORPUS_W"
+}

@@ -41,16 +41,22 @@ _test_eval() {
 	eval "$1"
 }
 
+# a check that took a second or more says how long, so that the slow ones
+# are found in the output of any run
+_test_took() {
+	awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { if (b - a >= 1) printf " # %.1f s", b - a }'
+}
+
 test_expect_success() {
-	local desc=$1 code=$2 rc
+	local desc=$1 code=$2 rc start=$EPOCHREALTIME
 	_test_eval "$code" >"$TRASH/.test-out" 2>&1 </dev/null
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		test_passed=$((test_passed + 1))
-		say "ok - $TEST_NAME: $desc"
+		say "ok - $TEST_NAME: $desc$(_test_took "$start")"
 	else
 		test_failed=$((test_failed + 1))
-		say "not ok - $TEST_NAME: $desc"
+		say "not ok - $TEST_NAME: $desc$(_test_took "$start")"
 		tail -n 40 "$TRASH/.test-out" | sed 's/^/#   /'
 	fi
 }
@@ -91,6 +97,17 @@ test_done() {
 	[ "$test_failed" -eq 0 ]
 }
 
+# fixture_lock NAME CMD...: CMD under an exclusive lock named NAME.  A
+# fixture shared by several files (the generated archive, the corpus slice)
+# is built by the first file that needs it while the others wait on the
+# lock, then reused read-only: files run in parallel (run-tests.sh).
+fixture_lock() {
+	local name=$1
+	shift
+	mkdir -p "$TEST_DIR/trash"
+	( flock 9 && "$@" ) 9>"$TEST_DIR/trash/.lock-$name"
+}
+
 # a free TCP port on 127.0.0.1
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -128,8 +145,15 @@ leifs_umount() {
 	grep -qF " $mnt " /proc/mounts && fusermount3 -u -z "$mnt"
 	if [ -f "$mnt.pid" ]; then
 		pid=$(cat "$mnt.pid")
-		# the daemon ends when the session ends; give it time, then force
-		test_wait_for 10 "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
+		# the daemon ends when the session ends; give it time, then
+		# force, saying where its threads were (a hang is a bug)
+		if ! test_wait_for 10 "! kill -0 $pid 2>/dev/null"; then
+			echo "leifs (pid $pid) still running 10 s after the unmount of $mnt" >&2
+			command -v gdb >/dev/null &&
+				gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 |
+				grep -E "^Thread|^#" >&2
+			kill -9 "$pid" 2>/dev/null
+		fi
 		wait "$pid" 2>/dev/null
 		rm -f "$mnt.pid"
 	fi
