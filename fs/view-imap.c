@@ -67,7 +67,7 @@ static unsigned imap_flags(uint32_t f)
 }
 
 static void set_state(views_t *v, struct live *l, const char *url, int failed,
-		      const char *why)
+		      const char *why, const char *folder)
 {
 	struct imap_state *s;
 
@@ -88,6 +88,7 @@ static void set_state(views_t *v, struct live *l, const char *url, int failed,
 		s->tried = 1;
 		s->failed = failed;
 		snprintf(s->error, sizeof(s->error), "%s", failed ? why : "");
+		snprintf(s->folder, sizeof(s->folder), "%s", folder);
 	}
 	pthread_mutex_unlock(&v->lock);
 }
@@ -135,6 +136,8 @@ static int settle_pending(views_t *v, struct live *l, const struct cache_view *c
 			states[i] = CACHE_IMAP_DONE;
 			had++;
 		} else if (!err) {
+			log_info("delivery of %s to %s: %s of an interrupted delivery is not in "
+				 "the folder: sent again", l->name, url, mid ? mid : "a message");
 			states[i] = 0;
 		}
 		free(raw);
@@ -239,9 +242,11 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 	return err;
 }
 
-/* one folder; 0, or an errno with why set */
+/* one folder; 0, or an errno with why set; `folder` gets its name on the
+ * server when that is not the URL's (another separator), else "" */
 static int deliver_folder(views_t *v, struct live *l, const struct cache_view *cv,
-			  const char *url, uint64_t *sent, char *why, size_t whylen)
+			  const char *url, uint64_t *sent, char *why, size_t whylen,
+			  char folder[NET_IMAP_NAME_MAX])
 {
 	struct net_imap_url u;
 	struct net_cred cred = { 0 };
@@ -264,6 +269,7 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 	int err, created = 0, changed = 0, net = 0;
 
 	*sent = 0;
+	folder[0] = '\0';
 	if ((err = net_imap_parse(url, &u, &reason))) {
 		snprintf(why, whylen, "%s", reason);
 		return err;
@@ -290,6 +296,8 @@ static int deliver_folder(views_t *v, struct live *l, const struct cache_view *c
 		goto net_fail;
 	}
 	net_cred_report(&cred, 1, v->o.timeout);
+	if (strcmp(net_imap_folder(h), u.folder))
+		snprintf(folder, NET_IMAP_NAME_MAX, "%s", net_imap_folder(h));
 	if ((err = cache_imap_folder(v->cache, cv->id, url, uidvalidity, created, &changed)))
 		goto cache_fail;
 	if (changed || created)
@@ -340,13 +348,13 @@ void view_imap_deliver(views_t *v, struct live *l, const struct cache_view *cv,
 	int i;
 
 	for (i = 0; i < set->nimaps; i++) {
-		char why[400] = "", shown[600];
+		char why[400] = "", shown[600], folder[NET_IMAP_NAME_MAX];
 		uint64_t sent = 0;
 		int err;
 
 		if (atomic_load(&v->stop) || atomic_load(&l->cancel))
 			return;
-		err = deliver_folder(v, l, cv, set->imaps[i], &sent, why, sizeof(why));
+		err = deliver_folder(v, l, cv, set->imaps[i], &sent, why, sizeof(why), folder);
 		snprintf(shown, sizeof(shown), "%s", set->imaps[i]);
 		if (err == ECANCELED)
 			return;         /* stopping: the next refresh goes on */
@@ -356,7 +364,10 @@ void view_imap_deliver(views_t *v, struct live *l, const struct cache_view *cv,
 		else if (sent)
 			log_info("delivery of %s to %s: %llu appended", l->name, shown,
 				 (unsigned long long)sent);
-		set_state(v, l, set->imaps[i], err != 0, why[0] ? why : strerror(err));
+		if (folder[0] && !err)
+			log_info("delivery of %s to %s: the server separates folders with '.': "
+				 "folder %s", l->name, shown, folder);
+		set_state(v, l, set->imaps[i], err != 0, why[0] ? why : strerror(err), folder);
 	}
 }
 
@@ -367,7 +378,7 @@ void view_imap_status(views_t *v, const struct cache_view *cv, const struct sett
 
 	for (i = 0; i < set->nimaps; i++) {
 		struct imap_state *s;
-		char error[400] = "";
+		char error[400] = "", folder[NET_IMAP_NAME_MAX] = "";
 		uint64_t n = 0;
 		int tried = 0, failed = 0;
 
@@ -379,6 +390,7 @@ void view_imap_status(views_t *v, const struct cache_view *cv, const struct sett
 						tried = s->tried;
 						failed = s->failed;
 						memcpy(error, s->error, sizeof(error));
+						memcpy(folder, s->folder, sizeof(folder));
 					}
 		pthread_mutex_unlock(&v->lock);
 		cache_imap_count(v->cache, cv->id, set->imaps[i], &n);
@@ -386,6 +398,9 @@ void view_imap_status(views_t *v, const struct cache_view *cv, const struct sett
 		fprintf(f, "imap: %s", set->imaps[i]);
 		if (failed)
 			fprintf(f, ": failed: %s (%llu delivered)\n", error, (unsigned long long)n);
+		else if ((tried || n) && folder[0])
+			fprintf(f, ": ok, %llu delivered (the server's folder %s)\n",
+				(unsigned long long)n, folder);
 		else if (tried || n)
 			fprintf(f, ": ok, %llu delivered\n", (unsigned long long)n);
 		else

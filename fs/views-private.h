@@ -183,6 +183,8 @@ struct imap_state {
 	int tried;              /* a delivery ran since the mount */
 	int failed;
 	char error[400];        /* failed: why (the server's words) */
+	char folder[256];       /* its name on the server, when not the URL's
+				 * (another separator: net_imap_select) */
 };
 void view_imap_deliver(views_t *v, struct live *l, const struct cache_view *cv,
 		       const struct settings *set);

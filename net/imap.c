@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 
@@ -35,6 +37,7 @@ struct net_imap {
 	const char *up;         /* APPEND: the message, and what was sent */
 	size_t uplen, upoff;
 	int lf_due;             /* a bare LF went out as CR: its LF comes next */
+	int broken;             /* a command failed: the connection may hang */
 	char errbuf[CURL_ERROR_SIZE];
 	char error[CURL_ERROR_SIZE + 64];
 };
@@ -273,6 +276,7 @@ static int command(struct net_imap *h, const char *url, const char *cmd, const c
 	rc = curl_easy_perform(h->curl);
 	if (rc == CURLE_OK)
 		return 0;
+	h->broken = 1;
 	say_error(h, rc, rc == CURLE_LOGIN_DENIED ? "login" : what);
 	return curl_err(rc);
 }
@@ -307,6 +311,9 @@ int net_imap_open(const struct net_req *req, const char *user, const char *passw
 	curl_easy_setopt(h->curl, CURLOPT_PASSWORD, password);
 	/* the bounds and TLS settings of every request (search.c) */
 	net_curl_bounds(h->curl, req, h->errbuf);
+	/* libcurl waits for a command's answer with no rate to check (the
+	 * tagged OK of an APPEND, after its literal): 120 s unless told */
+	curl_easy_setopt(h->curl, CURLOPT_SERVER_RESPONSE_TIMEOUT, req->timeout);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_answer);
 	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_answer);
@@ -341,6 +348,57 @@ static int find_number(const char *ans, const char *key, uint64_t *n)
 	return end == p ? ENOENT : 0;
 }
 
+/*
+ * The server's hierarchy separator, from LIST "" "" (RFC 3501 6.3.8):
+ * '/' of the folder path is mapped to it, as a user of a server with '.'
+ * (Dovecot's maildir layout, Courier) would write it.  A flat server (NIL)
+ * keeps the name as written; a separator that cannot stand in a folder
+ * name here is refused.
+ */
+static int map_separator(net_imap_t *h)
+{
+	const char *p, *q;
+	char sep, *url;
+	int err;
+
+	if (!strchr(h->folder, '/'))
+		return 0;
+	if ((err = command(h, NULL, "LIST \"\" \"\"", "LIST")))
+		return err;
+	if (!h->ans || !(p = strstr(h->ans, "* LIST (")) || !(q = strchr(p + 8, ')')))
+		return 0;       /* no answer to go by: the name as written */
+	q++;
+	while (*q == ' ')
+		q++;
+	if (!strncasecmp(q, "NIL", 3))
+		return 0;
+	if (q[0] != '"' || !q[1] || q[1] == '"')
+		return 0;
+	sep = q[1] == '\\' ? q[2] : q[1];
+	if (sep == '/')
+		return 0;
+	if (sep != '.') {
+		snprintf(h->error, sizeof(h->error),
+			 "the server's folder separator is '%c', which a folder name here "
+			 "cannot hold; name the folder without '/'",
+			 isprint((unsigned char)sep) ? sep : '?');
+		return EPROTO;
+	}
+	for (char *c = h->folder; *c; c++)
+		if (*c == '/')
+			*c = sep;
+	if (asprintf(&url, "%s%s", h->base, h->folder) < 0)
+		return ENOMEM;
+	free(h->folder_url);
+	h->folder_url = url;
+	return 0;
+}
+
+const char *net_imap_folder(const net_imap_t *h)
+{
+	return h->folder;
+}
+
 int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created)
 {
 	char cmd[NET_IMAP_NAME_MAX + 32];
@@ -348,6 +406,8 @@ int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created)
 	int err;
 
 	*created = 0;
+	if ((err = map_separator(h)))
+		return err;
 	/* LIST first: a command the server refuses makes libcurl drop the
 	 * connection, and the delivery would need another */
 	snprintf(cmd, sizeof(cmd), "LIST \"\" \"%s\"", h->folder);
@@ -447,6 +507,7 @@ int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
 	rc = curl_easy_perform(h->curl);
 	h->up = NULL;
 	if (rc != CURLE_OK) {
+		h->broken = 1;
 		/* a NO to this message (too big, refused): the session goes on */
 		if (say_error(h, rc, "APPEND") && rc != CURLE_ABORTED_BY_CALLBACK &&
 		    rc != CURLE_OPERATION_TIMEDOUT)
@@ -498,8 +559,23 @@ int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned f
 
 void net_imap_close(net_imap_t *h)
 {
+	curl_socket_t fd;
+
 	if (!h)
 		return;
+	/* libcurl's own LOGOUT, at cleanup, waits for its answer with no stop
+	 * to heed (120 s for a server that stalls).  A whole session sends
+	 * it here instead, as any command (bounded by req->timeout, ended by
+	 * a stop), and the connection is then shut, so that libcurl's wait
+	 * ends at once: SIGTERM exits in a moment, whatever the server does */
+	if (h->curl && curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+	    fd != CURL_SOCKET_BAD) {
+		if (!h->broken && !net_stopped(h->req->stop, h->req->cancel))
+			(void)command(h, NULL, "LOGOUT", "LOGOUT");
+		if (curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+		    fd != CURL_SOCKET_BAD)
+			shutdown(fd, SHUT_RDWR);
+	}
 	if (h->curl)
 		curl_easy_cleanup(h->curl);
 	free(h->ans);

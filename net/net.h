@@ -104,8 +104,10 @@ void net_curl_bounds(void *curl, const struct net_req *req, char *errbuf);
  *
  * A session is one curl handle, hence one connection, for any number of
  * commands, each bounded as net_search()'s requests (req->timeout,
- * low_speed, deadline per command; *req->stop or *req->cancel abort with
- * ECANCELED).  One thread at a time per session; sessions are
+ * low_speed, deadline per command, and req->timeout for any answer the
+ * server owes, an APPEND's tagged OK too; *req->stop or *req->cancel abort
+ * with ECANCELED, within a second, and net_imap_close then waits for no
+ * LOGOUT).  One thread at a time per session; sessions are
  * independent.  Errors: 0 or a positive errno (EACCES: the server refused
  * the login; EREMOTEIO: it refused a command; ETIMEDOUT, ECONNREFUSED,
  * EPERM for TLS, ...), with net_imap_error() saying why in one line: the
@@ -128,8 +130,13 @@ typedef struct net_imap net_imap_t;
 int net_imap_open(const struct net_req *req, const char *user, const char *password,
 		  net_imap_t **out);
 /* EXAMINE the folder (CREATE it first if the server says it has none,
- * *created = 1) and give its UIDVALIDITY. */
+ * *created = 1) and give its UIDVALIDITY.  A '/' of the folder path is the
+ * server's own hierarchy separator (LIST "" ""): on a server with '.',
+ * lore/rtc is the folder lore.rtc (EPROTO for a separator other than '/'
+ * or '.'). */
 int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created);
+/* The folder's name on the server, as net_imap_select mapped it. */
+const char *net_imap_folder(const net_imap_t *h);
 /* Whether the folder has a message with Message-ID mid ("<...>"): UID
  * SEARCH HEADER Message-ID.  EINVAL for an id that cannot be asked for. */
 int net_imap_find(net_imap_t *h, const char *mid, int *found);

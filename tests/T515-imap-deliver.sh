@@ -212,6 +212,18 @@ test_expect_success 'a wrong password: a clear .status line, one reject, and the
 	! grep -q wrong "$W/.status" "$TRASH/leifs.log" &&
 	grep -q "^state: fresh" "$W/.status" && ls "$W/cur" | grep -q .
 '
+# a mount of its own, so that no view of the mount above delivers to its folder
+test_expect_success 'a folder path with / is made with the server'"'"'s separator (.), and .status names it' '
+	M5="$TRASH/mnt5" && git config --global credential.helper "store --file=$TRASH/creds" &&
+	leifs_mount "$M5" -o "source=maildir:$SRC,cache=$TRASH/cache5,timeout=20,imap=imap://lore@127.0.0.1:$IMAP_PORT/lore/rtc" &&
+	D="$M5/queries/s:oscillator" && mkdir "$D" &&
+	n=$(find "$D/cur" "$D/new" -type f | wc -l) && [ "$n" -gt 0 ] &&
+	test_wait_for 60 "grep -q \"^imap: .*/lore/rtc: \\(ok, $n\\|failed\\)\" \"$D/.status\"" &&
+	grep "^imap: " "$D/.status" >st && cat st &&
+	grep -qx "imap: imap://lore@127.0.0.1:$IMAP_PORT/lore/rtc: ok, $n delivered (the server'"'"'s folder lore.rtc)" st &&
+	FOLDER=lore.rtc imap_list >imap.out && [ "$(grep -c . imap.out)" -eq "$n" ] &&
+	grep -q "folder lore.rtc" "$TRASH/leifs.log" && leifs_umount "$M5"
+'
 if command -v openssl >/dev/null; then
 TLS_PORT=$(free_port)
 TURL="imaps://lore@127.0.0.1:$TLS_PORT/tls"
