@@ -41,7 +41,7 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		char why[256];
 
 		/* staged like a write, so it also cancels one still pending */
-		err = views_stage_config(fs_views(req), p->view, "", 0, 0, why, sizeof(why));
+		err = views_stage_config(fs_views(req), p->view, "", 0, 0, 0, why, sizeof(why));
 	} else if (p->kind == N_VIEW && viewnames_child(name) > N_TMP) {
 		/* .query .status .refresh .unhide: part of the view, as cur/
 		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
@@ -77,7 +77,7 @@ static int rename_onto(views_t *v, const struct node *p, const char *name, int k
 	if (len > WRITE_MAX)
 		err = EFBIG;
 	else if (kind == N_CONFIG)
-		err = views_stage_config(v, p->view, text, len, 0, why, sizeof(why));
+		err = views_stage_config(v, p->view, text, len, 0, 0, why, sizeof(why));
 	else if (memchr(text, '\0', len))
 		err = EINVAL;
 	else {

@@ -164,6 +164,14 @@ out:
  * fs.c hands over one writer's whole text so far at each write, and a
  * staged text replaces the one staged before: with two writers at once,
  * what is applied is one writer's text, never a mix.
+ *
+ * A text that ends inside a line may be a line cut by the writer's
+ * chunking (dd bs=7) or a last line with no newline (printf '...\tkey = 1').
+ * Its complete lines are staged, and the whole text is judged when writes
+ * pause, as a close would see it (the kernel sends no close here: a FLUSH
+ * for every close would cost every message file a round trip): good, it is
+ * applied; bad, it is refused then, with its first lines, the reason in
+ * .status and the log, and the rewrite's next write fails with EINVAL.
  */
 #define STAGE_MS 300
 
@@ -186,6 +194,59 @@ static int still_view(views_t *v, const char *name, uint64_t id)
 	return same;
 }
 
+/*
+ * With v->apply held: a staged text whose last line never came whole is
+ * judged whole now.  Refused, it takes its first lines back with it, as a
+ * refused write does, and what another rewrite had staged before comes
+ * back (st->gen follows it).
+ */
+static void judge_tail(views_t *v, struct stage *st)
+{
+	struct live *l = st->l;
+	struct settings set;
+	char *tail = NULL, why[256];
+	uint64_t by = 0;
+	int err;
+
+	pthread_mutex_lock(&v->lock);
+	if (l->pending_gen == st->gen && l->tail) {
+		tail = l->tail;
+		l->tail = NULL;
+		by = l->pending_by;
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (!tail)
+		return;
+	err = settings_parse(&v->def, tail, strlen(tail), &set, why, sizeof(why));
+	if (!err)
+		settings_free(&set);
+	else if (err == EINVAL)
+		log_err("new .config for %s refused: %s (its last line has no newline)",
+			l->name, why);
+	pthread_mutex_lock(&v->lock);
+	if (l->pending_gen != st->gen) {
+		;               /* a write came meanwhile: it is judged anew */
+	} else if (!err) {
+		free(l->pending);
+		l->pending = tail;
+		tail = NULL;
+	} else {
+		free(l->refusal);
+		l->refusal = NULL;
+		if (err == EINVAL &&
+		    asprintf(&l->refusal, ".config: %s (its last line has no newline)", why) < 0)
+			l->refusal = NULL;
+		free(l->pending);
+		l->pending = l->before;
+		l->before = NULL;
+		l->pending_by = 0;
+		l->refused_by = by;
+		st->gen = ++l->pending_gen;
+	}
+	pthread_mutex_unlock(&v->lock);
+	free(tail);
+}
+
 static void *apply_later(void *arg)
 {
 	struct stage *st = arg;
@@ -205,6 +266,7 @@ static void *apply_later(void *arg)
 	pthread_mutex_unlock(&v->lock);
 	/* a text staged after this one waits until this one is stored */
 	pthread_mutex_lock(&v->apply);
+	judge_tail(v, st);
 	pthread_mutex_lock(&v->lock);
 	/* the text stays pending until it is stored: .config reads it back
 	 * meanwhile, never the settings before it (a text that changed and
@@ -242,7 +304,7 @@ static void *apply_later(void *arg)
 	return NULL;
 }
 
-int views_config_ok(views_t *v, const char *text, size_t len)
+static int config_ok(views_t *v, const char *text, size_t len)
 {
 	struct settings set;
 	char why[256];
@@ -253,8 +315,23 @@ int views_config_ok(views_t *v, const char *text, size_t len)
 	return err;
 }
 
+/* the length of text's complete lines, when its last line is unfinished
+ * and they are good but the whole is not (the rest may still come); 0 */
+static size_t unfinished(views_t *v, const char *text, size_t len, int err)
+{
+	const char *nl;
+
+	if (err != EINVAL || !len || text[len - 1] == '\n' || memchr(text, '\0', len))
+		return 0;
+	for (nl = text + len; nl > text && nl[-1] != '\n'; nl--)
+		;
+	if (nl > text && config_ok(v, text, (size_t)(nl - text)))
+		return 0;
+	return (size_t)(nl - text) + 1;     /* + 1: an empty first part counts */
+}
+
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       uint64_t rewrite, char *why, size_t whylen)
+		       uint64_t rewrite, int more, char *why, size_t whylen)
 {
 	struct cache_view cv;
 	struct settings set;
@@ -262,6 +339,7 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 	struct live *l;
 	pthread_attr_t attr;
 	pthread_t t;
+	size_t keep = 0;
 	int err;
 
 	why[0] = '\0';
@@ -270,11 +348,20 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 	err = settings_parse(&v->def, text, len, &set, why, whylen);
 	if (!err)
 		settings_free(&set);
+	else if (more && (keep = unfinished(v, text, len, err)))
+		err = 0;        /* judged when writes pause (judge_tail) */
 	else if (err == EINVAL)
 		log_err("new .config for %s refused: %s", name, why);
 	pthread_mutex_lock(&v->lock);
 	if (!(l = live_get(v, cv.id, name))) {
 		err = ENOMEM;
+		goto out;
+	}
+	if (rewrite && rewrite == l->refused_by) {
+		/* judged whole and refused when its writes paused: the rest
+		 * of that rewrite fails too, with the same reason */
+		snprintf(why, whylen, "%s", l->refusal ? l->refusal + 9 : "refused");
+		err = EINVAL;
 		goto out;
 	}
 	free(l->refusal);
@@ -287,6 +374,8 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 		 * comes back; another rewrite's text is left alone */
 		if (!rewrite || rewrite != l->pending_by)
 			goto out;
+		free(l->tail);
+		l->tail = NULL;
 		free(l->pending);
 		l->pending = l->before;
 		l->before = NULL;
@@ -300,13 +389,17 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 		err = ESHUTDOWN;
 		goto out;
 	} else {
-		char *mine = strndup(text, len);
+		char *mine = strndup(text, keep ? keep - 1 : len);
+		char *whole = keep ? strndup(text, len) : NULL;
 
-		if (!mine || !(st = malloc(sizeof(*st)))) {
+		if (!mine || (keep && !whole) || !(st = malloc(sizeof(*st)))) {
 			free(mine);
+			free(whole);
 			err = ENOMEM;
 			goto out;
 		}
+		free(l->tail);
+		l->tail = whole;
 		if (!rewrite || rewrite != l->pending_by) {
 			/* a rewrite begins: what it replaces is kept */
 			free(l->before);

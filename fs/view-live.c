@@ -83,6 +83,7 @@ void live_free(struct live *l)
 	free(l->refusal);
 	free(l->pending);
 	free(l->before);
+	free(l->tail);
 	free(l->seen[0]);
 	free(l->seen[1]);
 	free_empty(l->empty);

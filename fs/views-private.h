@@ -75,6 +75,11 @@ struct live {
 				 * views_stage_config); 0: none */
 	char *before;           /* what another rewrite had staged when that
 				 * one began: staged again if it is refused */
+	char *tail;             /* the whole text of rewrite pending_by when
+				 * its last line is unfinished: judged when
+				 * writes pause (views_stage_config) */
+	uint64_t refused_by;    /* the rewrite last refused: its later
+				 * writes are refused too */
 	struct settings set;    /* the view's settings, parsed (view_settings) */
 	int has_set;            /* set is valid; cleared when .config changes */
 	struct imap_state *imap;  /* per IMAP folder, how its last delivery

@@ -182,10 +182,9 @@ int views_refresh_all(views_t *v, int full);
 int views_set_query(views_t *v, const char *name, const char *text,
 		    char *why, size_t whylen);
 
-/* Whether a query text or a .config text would be taken (0, EINVAL),
- * with no effect: a writer whose text ends inside a line may not be done. */
+/* Whether a query text would be taken (0, EINVAL), with no effect: a
+ * writer whose text ends inside a line may not be done. */
 int views_query_ok(const char *text);
-int views_config_ok(views_t *v, const char *text, size_t len);
 /* VIEW/.config: the view's effective settings (settings.h), malloc'd; and
  * a new .config, checked (EINVAL, the reason in `why` and in .status),
  * stored, then a full search with the new settings. */
@@ -196,9 +195,11 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
  * came for a moment (see view-config.c).  `rewrite` tells which rewrite the
  * text is of (fs.c numbers them; 0 for a whole file at once): a text
  * refused cancels the one staged before it only if it is of the same
- * rewrite (its first lines, perhaps); another's text stays staged. */
+ * rewrite (its first lines, perhaps); another's text stays staged.  With
+ * `more` (the writer may not be done), a text whose unfinished last line
+ * makes it bad is judged whole when writes pause instead of now. */
 int views_stage_config(views_t *v, const char *name, const char *text, size_t len,
-		       uint64_t rewrite, char *why, size_t whylen);
+		       uint64_t rewrite, int more, char *why, size_t whylen);
 
 /* The mtime (and ctime) of VIEW/.query (which 0) or VIEW/.config
  * (which 1), whose text reads `text` now: the time the daemon first read

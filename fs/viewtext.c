@@ -275,24 +275,6 @@ static int writer_put(views_t *v, struct node *n, int pid, const char *buf,
 	return 0;
 }
 
-/*
- * A text ending inside a line: 1 to take it as it is (it reads as a whole
- * query or config, as `printf 's:foo' >.query` writes), 0 to wait for
- * the rest of the line.  The complete lines of a .config are checked
- * now, so a bad one still fails the write that ends it.
- */
-static int partial_ok(views_t *v, struct node *n, const char *text, size_t len)
-{
-	const char *nl;
-
-	if (n->kind == N_QUERY)
-		return !views_query_ok(text);
-	if (!views_config_ok(v, text, len))
-		return 1;
-	for (nl = text + len; nl > text && nl[-1] != '\n'; nl--)
-		;
-	return nl > text && views_config_ok(v, text, (size_t)(nl - text)) == EINVAL;
-}
 
 /* A truncation of .query or .config by `pid`: to 0 (as `>` makes) its
  * rewrite starts empty; shorter, its rewrite so far is cut. */
@@ -345,14 +327,18 @@ int viewtext_write(views_t *v, struct node *n, int pid, const char *buf,
 	/* a query is one line; a .config comes a line per write from some
 	 * writers (bash's printf), so its rewrite lasts until the next `>` */
 	done = n->kind == N_QUERY && text[0] && text[strlen(text) - 1] == '\n';
-	if (len && text[len - 1] != '\n' && !partial_ok(v, n, text, len)) {
+	if (n->kind == N_QUERY && len && text[len - 1] != '\n' && views_query_ok(text)) {
 		/* a line cut by the writer's chunking (dd bs=7): wait for the
-		 * rest rather than refuse half a line */
+		 * rest rather than refuse half a line; a query that reads
+		 * whole as it is (`printf 's:foo' >.query`) is taken */
 		free(text);
 		return 0;
 	}
 	if (n->kind == N_CONFIG)
-		err = views_stage_config(v, n->view, text, len, serial, why, sizeof(why));
+		/* a last line without its newline is judged when writes
+		 * pause (view-config.c) */
+		err = views_stage_config(v, n->view, text, len, serial,
+					 len && text[len - 1] != '\n', why, sizeof(why));
 	else
 		err = views_set_query(v, n->view, text, why, sizeof(why));
 	free(text);

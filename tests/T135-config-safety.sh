@@ -95,6 +95,39 @@ test_expect_success 'a .query written in chunks that cut it is taken whole' '
 	printf "s:(rtc OR watchdog)\n" >q &&
 	dd if=q of="$V/.query" bs=4 2>dd.err && test_cmp q "$V/.query"
 '
+# a last line without a newline is a whole line (#27): the text is
+# applied or refused whole, when its writes pause, the reason in .status
+limit_is() { grep -qx "	limit = $1" "$V/.config"; }
+test_expect_success 'a bad last line without a newline: the whole text is refused, and says so' '
+	printf "[leifs]\n\tlimit = 4\n" >"$V/.config" && sleep 0.6 && limit_is 4 &&
+	printf "[leifs]\n\tlimit = 6\n\tbogus = 1" >"$V/.config" &&
+	test_wait_for 5 "grep -q \"^refused: .config: line 3: unknown key leifs.bogus\" \"$V/.status\"" &&
+	limit_is 4 && sleep 0.6 && limit_is 4 && grep -q "refused: line 3: unknown key leifs.bogus" "$TRASH/leifs.log"
+'
+test_expect_success 'a good last line without a newline is applied' '
+	printf "[leifs]\n\tlimit = 6" >"$V/.config" && sleep 0.6 && limit_is 6 &&
+	! grep -q "^refused:" "$V/.status"
+'
+test_expect_success 'a trailing NUL byte is refused at once, nothing applied' '
+	! bash -c "printf \"[leifs]\n\tlimit = 7\n\0\" >\"\$1/.config\"" sh "$V" 2>err &&
+	cat err && grep -q "Invalid argument" err &&
+	grep -q "^refused: .config: line 3: .*NUL" "$V/.status" && sleep 0.6 && limit_is 6
+'
+test_expect_success 'a rewrite refused when its writes paused fails at its next write' '
+	python3 - "$V/.config" >out <<-\EOP &&
+	import errno, os, sys, time
+	fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+	os.write(fd, b"[leifs]\n\tlimit = 8\n\tthreads = maybe")
+	time.sleep(1)
+	try:
+	    os.write(fd, b"\n")
+	    print("taken")
+	except OSError as e:
+	    print(errno.errorcode[e.errno])
+	EOP
+	cat out && echo EINVAL >expect && test_cmp expect out &&
+	grep -q "^refused: .config: line 3: bad value for leifs.threads" "$V/.status" && limit_is 6
+'
 test_expect_success 'a .config written just before unmount is stored, not dropped' '
 	printf "[leifs]\n\tlimit = 5\n" >"$V/.config" && leifs_umount "$M" &&
 	leifs_mount "$M" -o "allow_other,source=$S1,cache=$TRASH/cache,timeout=4,refresh=3600" &&
