@@ -25,6 +25,8 @@
 
 /* what one command's answer may hold before the rest is dropped */
 #define ANSWER_MAX 65536
+/* seconds a LOGOUT waits for its answer (see net_imap_close) */
+#define LOGOUT_WAIT 2L
 
 struct net_imap {
 	CURL *curl;
@@ -565,13 +567,19 @@ void net_imap_close(net_imap_t *h)
 		return;
 	/* libcurl's own LOGOUT, at cleanup, waits for its answer with no stop
 	 * to heed (120 s for a server that stalls).  A whole session sends
-	 * it here instead, as any command (bounded by req->timeout, ended by
-	 * a stop), and the connection is then shut, so that libcurl's wait
-	 * ends at once: SIGTERM exits in a moment, whatever the server does */
+	 * it here instead, as any command (ended by a stop), and the
+	 * connection is then shut, so that libcurl's wait ends at once:
+	 * SIGTERM exits in a moment, whatever the server does.  Its answer
+	 * tells nothing (all was confirmed before), so it is waited for
+	 * LOGOUT_WAIT s at most, not the timeout: a server that never
+	 * answers it does not hold the delivery's end */
 	if (h->curl && curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
 	    fd != CURL_SOCKET_BAD) {
-		if (!h->broken && !net_stopped(h->req->stop, h->req->cancel))
+		if (!h->broken && !net_stopped(h->req->stop, h->req->cancel)) {
+			curl_easy_setopt(h->curl, CURLOPT_SERVER_RESPONSE_TIMEOUT,
+					 h->req->timeout < LOGOUT_WAIT ? h->req->timeout : LOGOUT_WAIT);
 			(void)command(h, NULL, "LOGOUT", "LOGOUT");
+		}
 		if (curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
 		    fd != CURL_SOCKET_BAD)
 			shutdown(fd, SHUT_RDWR);

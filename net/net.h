@@ -107,7 +107,7 @@ void net_curl_bounds(void *curl, const struct net_req *req, char *errbuf);
  * low_speed, deadline per command, and req->timeout for any answer the
  * server owes, an APPEND's tagged OK too; *req->stop or *req->cancel abort
  * with ECANCELED, within a second, and net_imap_close then waits for no
- * LOGOUT).  One thread at a time per session; sessions are
+ * LOGOUT; otherwise the LOGOUT's answer is waited for 2 s at most).  One thread at a time per session; sessions are
  * independent.  Errors: 0 or a positive errno (EACCES: the server refused
  * the login; EREMOTEIO: it refused a command; ETIMEDOUT, ECONNREFUSED,
  * EPERM for TLS, ...), with net_imap_error() saying why in one line: the

@@ -104,7 +104,7 @@ else
 	'
 	test_expect_success 'vim with set backup: the backup stays, holds the old text' '
 		cat "$V/.config" >old &&
-		vim -u NONE -N -es -c "set backup" -c "%s/limit = 2/limit = 1/" -c wq "$V/.config" &&
+		vim -u NONE -N -es -c "set backup backupskip=" -c "%s/limit = 2/limit = 1/" -c wq "$V/.config" &&
 		has limit 1 && test_cmp old "$V/.config~" && rm "$V/.config~" && no_stray
 	'
 fi
@@ -134,12 +134,15 @@ test_expect_success 'ed: w writes the file in place' '
 # emacs as a user runs it: it saves by renaming the file to its backup,
 # which leifs refuses (.config is the view's), so it says "Cannot write
 # backup file", keeps the backup in ~/.emacs.d and writes the file in
-# place; with backup-by-copying the backup is a client file of the view
+# place; with backup-by-copying the backup is a client file of the view.
+# Both editors skip backups of files under /tmp by default (backupskip,
+# backup-enable-predicate), and a clone of the project may live there.
 if ! command -v emacs >/dev/null; then
 	test_skip 'emacs edits .config' 'no emacs on this machine'
 else
 	emacs_edit() {  # emacs_edit FROM TO [LISP]: replace, save, exit
-		emacs -Q --batch "$V/.config" --eval "(progn ${3:-} (goto-char (point-min))
+		emacs -Q --batch --eval "(setq backup-enable-predicate (lambda (f) t))" \
+			"$V/.config" --eval "(progn ${3:-} (goto-char (point-min))
 			(re-search-forward \"$1\") (replace-match \"$2\") (save-buffer))"
 	}
 	test_expect_success 'emacs: save with its default backup, the text as written' '

@@ -53,7 +53,7 @@ test_expect_success 'an APPEND whose answer never comes fails at -o timeout' '
 '
 test_expect_success 'SIGTERM while an APPEND waits for its answer: gone within 2 s' '
 	leifs_umount "$M" && : >"$TRASH/imap-stall-append.log" &&
-	leifs_mount "$M" -o "source=maildir:$SRC,cache=$TRASH/c2,timeout=60,imap=imap://lore@127.0.0.1:$IPORT/stall" &&
+	leifs_mount "$M" -o "source=maildir:$SRC,cache=$TRASH/c2,timeout=60,first_wait=0,imap=imap://lore@127.0.0.1:$IPORT/stall" &&
 	V="$M/queries/s:rtc" && mkdir "$V" && ls "$V/cur" >/dev/null &&
 	test_wait_for 20 "grep -q APPEND-LITERAL \"$TRASH/imap-stall-append.log\"" &&
 	sleep 0.5 && pid=$(cat "$M.pid") && kill -TERM "$pid" && gone "$pid" 2 &&
@@ -61,10 +61,15 @@ test_expect_success 'SIGTERM while an APPEND waits for its answer: gone within 2
 '
 test_expect_success 'a LOGOUT that never answers holds up neither the delivery nor SIGTERM' '
 	leifs_umount "$M" && imap_start stall-logout &&
-	leifs_mount "$M" -o "source=maildir:$SRC,cache=$TRASH/c3,timeout=60,imap=imap://lore@127.0.0.1:$IPORT/slow" &&
-	V="$M/queries/s:rtc" && mkdir "$V" && n=$(ls "$V/cur" | wc -l) &&
-	test_wait_for 20 "grep -qx \"imap: imap://lore@127.0.0.1:$IPORT/slow: ok, $n delivered\" \"$V/.status\"" &&
-	test_wait_for 10 "grep -q LOGOUT \"$TRASH/imap-stall-logout.log\"" &&
+	leifs_mount "$M" -o "source=maildir:$SRC,cache=$TRASH/c3,timeout=60,first_wait=0,imap=imap://lore@127.0.0.1:$IPORT/slow" &&
+	V="$M/queries/s:rtc" && mkdir "$V" && ls "$V/cur" >/dev/null &&
+	test_wait_for 20 "grep -q LOGOUT \"$TRASH/imap-stall-logout.log\"" &&
+	t0=$(date +%s.%N) && n=$(ls "$V/cur" | wc -l) &&
+	test_wait_for 20 "grep -q \"^state: fresh\" \"$V/.status\"" &&
+	awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { print b - a; exit !(b - a < 10) }" &&
+	grep -qx "imap: imap://lore@127.0.0.1:$IPORT/slow: ok, $n delivered" "$V/.status" &&
+	: >"$TRASH/imap-stall-logout.log" && echo 1 >"$V/.refresh" &&
+	test_wait_for 20 "grep -q LOGOUT \"$TRASH/imap-stall-logout.log\"" &&
 	pid=$(cat "$M.pid") && kill -TERM "$pid" && gone "$pid" 2
 '
 test_expect_success 'a folder path with / goes as written to a server whose separator is /' '
