@@ -27,20 +27,19 @@ settle() {
 set_config() {
 	local v=$1 last
 	last=$(status "$v" last-refresh)
-	sleep 1.1       # last-refresh counts seconds
+	past_second "$last"
 	cat >"$v/.config" && settle "$v" "$last"
 }
 # the first Message-ID of every message file, sorted, duplicates kept
 maildir_mids() {
-	find "$1/cur" "$1/new" -type f 2>/dev/null | while read -r f; do
-		sed -n '/^$/q; s/^[Mm][Ee][Ss][Ss][Aa][Gg][Ee]-[Ii][Dd]:[ \t]*//p' "$f" | head -n 1
-	done | sort
+	maildir_files "$1" | file_mids | sort
 }
 # blob id and flags of every message file (lei's names end in :2,FLAGS)
 maildir_flags() {
-	find "$1/cur" "$1/new" -type f 2>/dev/null | while read -r f; do
-		printf '%s %s\n' "$(git hash-object "$f")" "$(basename "$f" | sed -n 's/.*:2,//p')"
-	done | sort
+	maildir_files "$1" >"$TRASH/.flags.paths" &&
+	hash_paths <"$TRASH/.flags.paths" >"$TRASH/.flags.oids" &&
+	sed 's|.*/||; /:2,/!s/.*//; s/.*:2,//' "$TRASH/.flags.paths" |
+		paste -d " " "$TRASH/.flags.oids" - | sort
 }
 lei_out() { printf '%s\n' "$TRASH/lei-out/$1"; }
 
@@ -117,7 +116,7 @@ test_expect_success 'limit = N keeps the N newest' '
 '
 test_expect_success 'refresh = 0 in .config: every listing searches, though the mount says 3600' '
 	printf "[leifs]\n\trefresh = 0\n" | set_config "$V" &&
-	a=$(status "$V" last-refresh) && sleep 1.1 && ls "$V/cur" >/dev/null &&
+	a=$(status "$V" last-refresh) && past_second "$a" && ls "$V/cur" >/dev/null &&
 	test_wait_for 10 "[ \"\$(status \"$V\" last-refresh)\" != \"$a\" ]" &&
 	n=$(find "$V/cur" "$V/new" -type f | wc -l) && [ "$n" -gt 5 ]
 '

@@ -67,16 +67,10 @@ imap_list() {
 }
 # the same from the view: Message-ID and the IMAP names of its flags
 view_list() {
-	find "$V/cur" "$V/new" -type f | while read -r f; do
-		mid=$(grep -i -m1 "^Message-ID:" "$f" | sed "s/.*\(<[^>]*>\).*/\1/")
-		info=${f##*:2,}
-		[ "$info" = "$f" ] && info=
-		flags=
-		case $info in *R*) flags="$flags \\Answered" ;; esac
-		case $info in *F*) flags="$flags \\Flagged" ;; esac
-		case $info in *S*) flags="$flags \\Seen" ;; esac
-		echo "$mid$flags"
-	done | sort
+	maildir_files "$V" >"$TRASH/.vl.paths" &&
+	file_mids <"$TRASH/.vl.paths" | sed "s/.*\(<[^>]*>\).*/\1/" >"$TRASH/.vl.mids" &&
+	sed 's|.*/||; /:2,/!s/.*//; s/.*:2,//' "$TRASH/.vl.paths" |
+		paste -d " " "$TRASH/.vl.mids" - | imap_flags | sort
 }
 
 test_expect_success 'mbsync pushes the whole view into an IMAP folder' '

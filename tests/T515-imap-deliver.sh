@@ -86,17 +86,11 @@ imap_delete() {
 }
 # the same from view $1: its files' oids, Message-IDs, flags
 view_list() {
-	find "$1/cur" "$1/new" -type f | while read -r f; do
-		oid=$(git hash-object "$f")
-		mid=$(grep -i -m1 "^Message-ID:" "$f" | sed "s/.*\(<[^>]*>\).*/\1/")
-		info=${f##*:2,}
-		[ "$info" = "$f" ] && info=
-		flags=
-		case $info in *R*) flags="$flags \\Answered" ;; esac
-		case $info in *F*) flags="$flags \\Flagged" ;; esac
-		case $info in *S*) flags="$flags \\Seen" ;; esac
-		echo "$oid $mid$flags"
-	done | sort
+	maildir_files "$1" >"$TRASH/.vl.paths" &&
+	hash_paths <"$TRASH/.vl.paths" >"$TRASH/.vl.oids" &&
+	file_mids <"$TRASH/.vl.paths" | sed "s/.*\(<[^>]*>\).*/\1/" >"$TRASH/.vl.mids" &&
+	sed 's|.*/||; /:2,/!s/.*//; s/.*:2,//' "$TRASH/.vl.paths" |
+		paste -d " " "$TRASH/.vl.oids" "$TRASH/.vl.mids" - | imap_flags | sort
 }
 # without flags: what was delivered, whatever the user did since
 oids_only() { cut -d' ' -f1,2 "$1"; }

@@ -197,7 +197,7 @@ test_expect_success 'views and index survive a remount; nothing is imported twic
 	leifs_umount "$M" &&
 	leifs_mount "$M" -o "source=$PI_WORK/linux-rtc,cache=$TRASH/cache" &&
 	view_oids "$M/queries/s:rtc" >before &&
-	last=$(status "$M/queries/s:rtc" last-refresh) && sleep 1.1 &&
+	last=$(status "$M/queries/s:rtc" last-refresh) && past_second "$last" &&
 	touch "$M/queries/s:rtc/.refresh" && settle "$M/queries/s:rtc" "$last" &&
 	view_oids "$M/queries/s:rtc" >after && test_cmp before after &&
 	grep -q "^source: $PI_WORK/linux-rtc: ok" "$M/queries/s:rtc/.status"
@@ -211,13 +211,13 @@ test_expect_success 'views and index survive a remount; nothing is imported twic
 # of the archive than before the downgrade).
 refresh_read() {
 	local last
-	last=$(status "$1" last-refresh) && sleep 1.1 && touch "$1/.refresh" &&
+	last=$(status "$1" last-refresh) && past_second "$last" && touch "$1/.refresh" &&
 	settle "$1" "$last" &&
 	sed -n "s/^source: .*: ok, [0-9]* messages, \(.* new in the archive .*\)$/\1/p" "$1/.status"
 }
 test_expect_success 'an older cache (archives as views, .config as files) opens with nothing lost' '
 	V="$M/queries/s:rtc" &&
-	last=$(status "$V" last-refresh) && sleep 1.1 &&
+	last=$(status "$V" last-refresh) && past_second "$last" &&
 	printf "[leifs]\n\tsource = %s\n\trefresh = 7200\n" "$PI_WORK/linux-rtc" >"$V/.config" &&
 	settle "$V" "$last" &&
 	ls "$V/cur" | grep leifs >all && [ $(wc -l <all) -ge 3 ] &&
@@ -252,7 +252,7 @@ test_expect_success 'an older leifs used the cache since the upgrade: its record
 	[ "$(ls -a "$V" | grep -c "^\.config\$")" -eq 1 ] &&
 	grep -q "refresh = 4321" "$V/.config" &&
 	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
-	last=$(status "$V" last-refresh) && sleep 1.1 && touch "$V/.refresh" &&
+	last=$(status "$V" last-refresh) && past_second "$last" && touch "$V/.refresh" &&
 	settle "$V" "$last" &&
 	ls "$V/cur" "$V/new" >names.after && test_cmp names.before names.after &&
 	{ "$LEIFS" --check "$TRASH/cache" >check.out; rc=$?; cat check.out; [ $rc -eq 0 ]; } &&

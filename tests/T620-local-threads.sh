@@ -36,8 +36,8 @@ vdir() { printf '%s/queries/%s' "$1" "$(printf '%s' "$2" | sed -e 's/%/%25/g' -e
 # force a refresh of view $1 (with "$2", e.g. full) and wait for its end
 refreshed() {
 	local v=$1 before
-	sleep 1.1       # last-refresh counts seconds
 	before=$(grep "^last-refresh:" "$v/.status")
+	past_second "${before#last-refresh: }"
 	echo "${2:-}" >"$v/.refresh" &&
 	test_wait_for 20 '! grep -qxF "$before" "$v/.status" && grep -q "^state: fresh\$" "$v/.status"'
 }

@@ -160,21 +160,73 @@ leifs_umount() {
 	return 0
 }
 
-# every file's bytes hash to the oid in its name
-check_oids() {
-	local f want got rc=0
+# past_second LAST: wait until the clock is past the second of LAST (a
+# last-refresh of .status, which counts seconds), so that a search started
+# now has a last-refresh of its own; at most 1.1 s, none once it is past
+past_second() {
+	local t
+	case $1 in ''|never) return 0 ;; esac
+	t=$(date -d "$1" +%s 2>/dev/null) || { sleep 1.1; return 0; }
+	while [ "$(date +%s)" -le "$t" ]; do sleep 0.05; done
+}
+
+# abs_paths PATH...: each existing file's absolute path, one a line (git
+# hash-object --stdin-paths reads a relative one from the top of the
+# work tree it is in, and the trash is in one)
+abs_paths() {
+	local f
 	for f in "$@"; do
 		[ -f "$f" ] || continue
-		want=$(basename "$f" | sed -n 's/^[0-9]*\.\([0-9a-f]\{40\}\)\.leifs.*/\1/p')
-		got=$(git hash-object "$f")
-		[ "$want" = "$got" ] || { echo "bad oid: $f ($got)"; rc=1; }
+		case $f in /*) printf '%s\n' "$f" ;; *) printf '%s\n' "$PWD/$f" ;; esac
 	done
-	return $rc
+}
+# blob ids of the files named on stdin, one a line, in their order: one git
+# for them all (one per file took seconds for a view of a few hundred)
+hash_paths() {
+	git hash-object --no-filters --stdin-paths
+}
+
+# the value of the first Message-ID header of each file named on stdin,
+# one a line, in their order ("-" where the header has none); one awk for
+# them all.  Message files are never empty (awk skips an empty file).
+file_mids() {
+	tr '\n' '\0' | xargs -0 -r awk '
+		FNR == 1 { if (NR > 1) print m; m = "-"; body = 0 }
+		body { next }
+		/^\r?$/ { body = 1; next }
+		m == "-" && tolower($0) ~ /^message-id:/ { m = $0; sub(/^[^:]*:[ \t]*/, "", m) }
+		END { if (NR > 0) print m }'
+}
+# a maildir's files, absolute, one a line
+maildir_files() {
+	local d=$1
+	case $d in /*) ;; *) d=$PWD/$d ;; esac
+	find "$d/cur" "$d/new" -type f 2>/dev/null
+}
+
+# lines "... INFO" (INFO: the letters after a maildir name's ":2,", maybe
+# none) as "... FLAGS", the IMAP names of R, F and S, each after a space
+imap_flags() {
+	awk '{ info = $NF; if (NF > 0 && substr($0, length($0)) == " ") info = ""
+	       line = $0; sub(/ [^ ]*$/, "", line)
+	       if (info ~ /R/) line = line " \\Answered"
+	       if (info ~ /F/) line = line " \\Flagged"
+	       if (info ~ /S/) line = line " \\Seen"
+	       print line }'
+}
+
+# every file's bytes hash to the oid in its name
+check_oids() {
+	local t="$TRASH/.check-oids"
+	abs_paths "$@" >"$t.paths" && hash_paths <"$t.paths" >"$t.got" &&
+	sed 's|^.*/[0-9]*\.\([0-9a-f]\{40\}\)\.leifs[^/]*$|\1|; t; s/.*/-/' \
+		"$t.paths" >"$t.want" &&
+	paste -d " " "$t.want" "$t.got" "$t.paths" |
+		awk '$1 != $2 { f = $0; sub(/^[^ ]* [^ ]* /, "", f); print "bad oid: " f " (" $2 ")"; bad = 1 }
+		     END { exit bad }'
 }
 
 # oids of the message files of a maildir (leifs or lei names), sorted
 maildir_oids() {
-	find "$1/cur" "$1/new" -type f 2>/dev/null | while read -r f; do
-		git hash-object "$f"
-	done | sort
+	maildir_files "$1" | hash_paths | sort
 }
