@@ -217,11 +217,12 @@ imap_flags() {
 
 # every file's bytes hash to the oid in its name
 check_oids() {
-	local t="$TRASH/.check-oids"
-	abs_paths "$@" >"$t.paths" && hash_paths <"$t.paths" >"$t.got" &&
-	sed 's|^.*/[0-9]*\.\([0-9a-f]\{40\}\)\.leifs[^/]*$|\1|; t; s/.*/-/' \
-		"$t.paths" >"$t.want" &&
-	paste -d " " "$t.want" "$t.got" "$t.paths" |
+	local paths got
+	paths=$(abs_paths "$@") && [ -n "$paths" ] || return 0
+	got=$(printf '%s\n' "$paths" | hash_paths) || return 1
+	paste -d " " <(printf '%s\n' "$paths" |
+			sed 's|^.*/[0-9]*\.\([0-9a-f]\{40\}\)\.leifs[^/]*$|\1|; t; s/.*/-/') \
+		<(printf '%s\n' "$got") <(printf '%s\n' "$paths") |
 		awk '$1 != $2 { f = $0; sub(/^[^ ]* [^ ]* /, "", f); print "bad oid: " f " (" $2 ")"; bad = 1 }
 		     END { exit bad }'
 }
