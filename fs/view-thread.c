@@ -12,20 +12,82 @@
  * works on it unchanged.  Its query is "mid:<id>": what a local source
  * runs (with threads forced on); a remote source is asked for
  * <url><id>/t.mbox.gz instead (net_thread), the whole thread each time.
+ * A name may also be a link to a message (lore's, patchwork's), '/'
+ * written %2F: the view is the thread of the link's id, named by the id.
  */
 #include <errno.h>
+#include <glib.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fs/log.h"
 #include "fs/views-private.h"
 #include "query/query.h"
 
+/* The Message-ID of a link to a message, as lei lcat reads one (and b4,
+ * for lore's and patchwork's links): the first segment of the URL's path
+ * that holds an '@'; else, for an id without one, public-inbox's form:
+ * the segment before a thread's or a raw message's suffix (ID/T/, ID/t/,
+ * ID/raw, ID/t.mbox.gz, ID/t.atom), or the second of exactly two
+ * (INBOX/ID/).  Percent-escapes decoded (glib's, RFC 3986).  The host is
+ * not looked at: the id is what names the thread, and the view's sources
+ * are asked for it. */
+static int link_mid(const char *url, char **mid, const char **why)
+{
+	static const char *const suffixes[] = { "T", "t", "raw", "t.mbox.gz", "t.atom" };
+	const char *p = strstr(url, "://") + 3, *seg[64];
+	size_t len[64], nseg = 0, i, pick = SIZE_MAX;
+	char *path, *s;
+
+	*mid = NULL;
+	if (!(p = strchr(p, '/'))) {
+		*why = "a link with no Message-ID in its path";
+		return EINVAL;
+	}
+	if (!(path = strndup(p, strcspn(p, "?#"))))
+		return ENOMEM;
+	for (p = path; *p && nseg < sizeof(seg) / sizeof(seg[0]);) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		seg[nseg] = p;
+		len[nseg] = strcspn(p, "/");
+		p += len[nseg++];
+	}
+	for (i = 0; i < nseg && pick == SIZE_MAX; i++)
+		if (memchr(seg[i], '@', len[i]))
+			pick = i;
+	for (i = 0; pick == SIZE_MAX && nseg >= 3 && i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (len[nseg - 1] == strlen(suffixes[i]) && !memcmp(seg[nseg - 1], suffixes[i], len[nseg - 1]))
+			pick = nseg - 2;
+	if (pick == SIZE_MAX && nseg == 2)
+		pick = 1;
+	if (pick == SIZE_MAX) {
+		free(path);
+		*why = "a link with no Message-ID in its path (no segment with '@', nor INBOX/ID/, ID/T/, ID/raw)";
+		return EINVAL;
+	}
+	s = g_uri_unescape_segment(seg[pick], seg[pick] + len[pick], NULL);
+	free(path);
+	if (!s || !g_utf8_validate(s, -1, NULL)) {
+		*why = "a link whose Message-ID has a bad %-escape (or is not UTF-8)";
+		g_free(s);
+		return EINVAL;
+	}
+	*mid = strdup(s);
+	g_free(s);
+	return *mid ? 0 : ENOMEM;
+}
+
 /* The Message-ID a directory name stands for (malloc'd): the name with
  * its angle brackets, if any, taken off, and decoded as a queries/ name
- * is ("%2F" for '/', "%25" for '%'). */
+ * is ("%2F" for '/', "%25" for '%'); a name that decodes to an http(s)
+ * link stands for the Message-ID in the link (link_mid). */
 static int name_mid(const char *name, char **mid, const char **why)
 {
 	size_t n = strlen(name), i;
@@ -51,6 +113,19 @@ static int name_mid(const char *name, char **mid, const char **why)
 	free(s);
 	if (err)
 		return err;
+	if (!strncasecmp(*mid, "https://", 8) || !strncasecmp(*mid, "http://", 7)) {
+		s = *mid;
+		err = link_mid(s, mid, why);
+		free(s);
+		if (err)
+			return err;
+		if (!(*mid)[0]) {
+			*why = "empty Message-ID";
+			free(*mid);
+			*mid = NULL;
+			return EINVAL;
+		}
+	}
 	/* the decoded id names the directory (its canonical name) and is a
 	 * path segment of the thread's URL: a '.' first would hide the
 	 * directory or be another name for it, and "." or ".." would climb
@@ -64,8 +139,8 @@ static int name_mid(const char *name, char **mid, const char **why)
 	/* a Message-ID is one token: none of these is in one, and each would
 	 * make another query of mid: than the id */
 	for (i = 0; (*mid)[i]; i++)
-		if (strchr(" <>\"", (*mid)[i])) {
-			*why = "not a Message-ID (it holds a space, '<', '>' or '\"')";
+		if (strchr(" <>\"", (*mid)[i]) || (unsigned char)(*mid)[i] < 0x20 || (*mid)[i] == 0x7f) {
+			*why = "not a Message-ID (it holds a space, '<', '>', '\"' or a control character)";
 			free(*mid);
 			*mid = NULL;
 			return EINVAL;

@@ -154,6 +154,36 @@ test_expect_success 'rmdir removes a thread view (by either name); mkdir again s
 	mkdir "$T/$MID2" && maildir_oids "$T/$MID2" >actual && thread_oids "$MID2" >expect &&
 	test_cmp expect actual && [ -z "$(ls "$T/$MID2/new")" ]
 '
+# a link to a message, as b4 and lei lcat take one: '/' written %2F (and
+# the link's own '%' as %25); the host need not be a source
+MID4=$(grep -h "^Message-ID: " $(grep -l "^In-Reply-To: " mail/linux-watchdog/*.eml | sed -n 2p) |
+	sed "s/^Message-ID: <\(.*\)>$/\1/")
+LORE="https:%2F%2Flore.kernel.org%2Fall%2F"
+test_expect_success 'threads/ takes a lore link: the thread of its id, named by the id' '
+	[ -n "$MID4" ] && ! ls "$T" | grep -qxF "$MID4" &&
+	mkdir "$T/$LORE$MID4%2F" && ls "$T" | grep -qxF "$MID4" &&
+	! ls "$T" | grep -q "^https" && maildir_oids "$T/$MID4" >actual &&
+	thread_oids "$MID4" >expect && [ -s expect ] && test_cmp expect actual &&
+	grep -q "^query: mid:$MID4$" "$T/$MID4/.status" &&
+	mkdir "$T/HTTP:%2F%2Fexample.org%2Fr%2F$MID4%2FT%2F#m0123" 2>err; grep -q "File exists" err &&
+	mkdir "$T/$LORE$COVER%2Ft.mbox.gz" 2>err; grep -q "File exists" err ||
+	{ ls "$T"; cat err; false; }
+'
+test_expect_success 'a link with an id escaped in its path; a link without an id is refused' '
+	reply "$MID4" "sl/ash%$$@example.org" "Re: an escaped id" &&
+	mkdir "$T/${LORE}sl%252Fash%2525$$@example.org%2F" &&
+	ls "$T" | grep -qxF "sl%2Fash%25$$@example.org" &&
+	grep -q "^query: mid:sl/ash%$$@example.org$" "$T/sl%2Fash%25$$@example.org/.status" &&
+	ls "$T/sl%2Fash%25$$@example.org/cur" | grep -q . &&
+	mkdir "$T/https:%2F%2Fpatchwork.kernel.org%2Fproject%2Flinux-rtc%2Fpatch%2Fsl%252Fash%2525$$@example.org%2F" 2>err;
+	grep -q "File exists" err &&
+	! mkdir "$T/https:%2F%2Flore.kernel.org" 2>/dev/null &&
+	! mkdir "$T/https:%2F%2Fpatchwork.kernel.org%2Fproject%2Flinux-rtc%2Fpatch%2F$MID2%2F" 2>/dev/null &&
+	! mkdir "$T/${LORE}a%2520b@x%2F" 2>/dev/null && ! mkdir "$T/${LORE}bad%25zz@x%2F" 2>/dev/null &&
+	! mkdir "$T/${LORE}%252E%252E%2FT%2F" 2>/dev/null && ! mkdir "$T/$LORE" 2>/dev/null &&
+	! ls "$T" | grep -q -e "^https" -e "a b" -e "^\." &&
+	grep -q "mkdir refused: threads/https:%2F%2Flore.kernel.org%2Fall%2F: a link with no Message-ID" "$M/queries/.status"
+'
 # a thread the archive no longer has (purged, a mirror behind): the view
 # keeps what it holds, whatever full searches follow
 hostile_start
