@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "fs/config.h"
+#include "fs/deadmount.h"
 #include "fs/fs.h"
 #include "fs/log.h"
 #include "fs/options.h"
@@ -241,6 +242,21 @@ int main(int argc, char *argv[])
 			ret = 2;
 			goto out_opts;
 		}
+	}
+	/* a mount point a killed daemon left: unmounted if it is this
+	 * user's, else named with what to do (libfuse's own message says
+	 * only "Transport endpoint is not connected") */
+	if (cl.mountpoint) {
+		int cleared;
+
+		if (deadmount_clear(cl.mountpoint, &cleared, why, sizeof(why))) {
+			fprintf(stderr, "leifs: %s\n", why);
+			ret = 1;
+			goto out_opts;
+		}
+		if (cleared)
+			fprintf(stderr, "leifs: %s was a dead FUSE mount of this user (no process served it): "
+				"unmounted it\n", cl.mountpoint);
 	}
 	/* libfuse's own options are checked here, before anything is made */
 	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), &views);

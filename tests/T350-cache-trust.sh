@@ -61,6 +61,43 @@ test_expect_success 'a daemon killed with SIGKILL leaves no lock behind' '
 	leifs_mount "$M" -o "$OPTS" && [ "$(ls "$V/cur" | wc -l)" -gt 100 ] &&
 	leifs_umount "$M"
 '
+test_expect_success 'the mount point a killed daemon left: the next leifs unmounts it and serves' '
+	leifs_mount "$M" -o "$OPTS" && n=$(ls "$V/cur" | wc -l) && [ "$n" -gt 100 ] &&
+	kill -9 "$(cat "$M.pid")" && { wait "$(cat "$M.pid")" 2>/dev/null; rm -f "$M.pid"; } &&
+	! stat "$M" 2>err && grep -q "not connected" err &&
+	# mountpoint(1) takes the dead mount for a mount: wait for the new one
+	leifs_mount "$M" -o "$OPTS" && test_wait_for 10 "ls \"$M/queries\" >/dev/null 2>&1" &&
+	grep -q "^leifs: $M was a dead FUSE mount of this user (no process served it): unmounted it$" \
+		"$TRASH/leifs.log" &&
+	[ "$(ls "$V/cur" | wc -l)" -eq "$n" ] && [ "$(grep -c " $M " /proc/mounts)" -eq 1 ] &&
+	leifs_umount "$M"
+'
+# another user's dead mount: the kernel keeps it from anyone else, root
+# included, so it is named, not touched; that user's own leifs clears it
+# (by fusermount3, as libfuse mounts for a user)
+NB="$TRASH/nb"
+# an array, not a function: a function sent to the background is a
+# subshell, and $! would not be the daemon's pid
+NOBODY=(env HOME="$NB" setpriv --reuid=65534 --regid=65534 --clear-groups)
+if [ "$(id -u)" -eq 0 ] && "${NOBODY[@]}" test -r /dev/fuse -a -w /dev/fuse 2>/dev/null; then
+	test_expect_success 'another user'"'"'s dead mount is named with what to do; its owner'"'"'s leifs clears it' '
+		mkdir -p "$NB/m" && chown -R 65534:65534 "$NB" &&
+		{ "${NOBODY[@]}" "$LEIFS" -f -o "source=$PI_URL,cache=$NB/c" "$NB/m" 2>>"$TRASH/leifs.log" &
+		  echo $! >nb.pid; } &&
+		test_atexit "grep -qF \" $NB/m \" /proc/mounts && umount -l \"$NB/m\"" &&
+		test_wait_for 10 "grep -qF \" $NB/m \" /proc/mounts" &&
+		kill -9 "$(cat nb.pid)" && { wait "$(cat nb.pid)" 2>/dev/null; true; } &&
+		! timeout 20 "$LEIFS" -f -o "source=$PI_URL,cache=$TRASH/cache-nb" "$NB/m" 2>err &&
+		grep -q "^leifs: $NB/m is a FUSE mount (fuse.leifs) of uid 65534, which uid 0 cannot reach: run fusermount3 -u $NB/m as that user or root" err &&
+		{ "${NOBODY[@]}" "$LEIFS" -f -o "source=$PI_URL,cache=$NB/c" "$NB/m" 2>nb.err & echo $! >nb.pid; } &&
+		test_wait_for 10 "${NOBODY[*]} ls \"$NB/m\" 2>/dev/null | grep -q queries" &&
+		grep -q "was a dead FUSE mount of this user" nb.err &&
+		[ "$(grep -cF " $NB/m " /proc/mounts)" -eq 1 ] &&
+		"${NOBODY[@]}" fusermount3 -u "$NB/m" && test_wait_for 10 "! kill -0 $(cat nb.pid) 2>/dev/null"
+	'
+else
+	test_skip "another user's dead mount" "needs root, and /dev/fuse open to nobody; here: $(ls -l /dev/fuse | cut -d" " -f1)"
+fi
 
 # ---- a damaged data.mdb ----
 
