@@ -84,8 +84,11 @@ struct view_rec {
 	uint32_t state, qlen, elen;
 	uint32_t gen;   /* generation of the last full search */
 	uint32_t epoch; /* bumped when the query changes or a full search is forced */
-	uint32_t pad;
+	uint32_t flags; /* VIEW_REC_*; 0 in caches from before it */
 };
+
+/* a search of the view has ended whole once: its first fill is done */
+#define VIEW_REC_FILLED 1u
 
 struct entry_rec {
 	int64_t date;

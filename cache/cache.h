@@ -155,6 +155,12 @@ struct cache_view {
 	char *error;            /* last error, "" when none */
 	uint32_t gen;           /* generation of the last full search */
 	uint32_t epoch;         /* bumped by set_query and reset */
+	int filled;             /* a search of it ended whole once (its first
+				 * fill is done; a new query or a forced full
+				 * search keeps it): what later searches add is
+				 * new mail.  Kept from the first search
+				 * recorded fresh; in a cache from before it, a
+				 * bookmark or a fresh state says so. */
 	char *last;             /* how the last search went, as views wrote it
 				 * (opaque here), "" when none: kept so that
 				 * .status says it after a remount */

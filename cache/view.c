@@ -40,6 +40,7 @@ int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v)
 	v->state = (int)r.state;
 	v->gen = r.gen;
 	v->epoch = r.epoch;
+	v->filled = (r.flags & VIEW_REC_FILLED) || r.last_ok > 0 || r.state == CACHE_VIEW_FRESH;
 	v->name = strndup(k->mv_data, k->mv_size);
 	v->query = strndup(p, r.qlen);
 	v->error = strndup(p + r.qlen, r.elen);
@@ -58,7 +59,7 @@ int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v,
 		.id = v->id, .created = v->created, .last_ok = v->last_ok,
 		.last_try = v->last_try, .state = (uint32_t)v->state,
 		.qlen = (uint32_t)strlen(v->query), .elen = (uint32_t)strlen(v->error),
-		.gen = v->gen, .epoch = v->epoch,
+		.gen = v->gen, .epoch = v->epoch, .flags = v->filled ? VIEW_REC_FILLED : 0,
 	};
 	const char *last = v->last ? v->last : "";
 	size_t llen = strlen(last);
@@ -233,6 +234,8 @@ static int edit_result(struct cache_view *v, void *arg)
 	if (!e)
 		return ENOMEM;
 	v->state = r->state;
+	if (r->state == CACHE_VIEW_FRESH)
+		v->filled = 1;
 	/* the bookmark moves only if nobody reset it (new query, forced full
 	 * refresh) while this search ran */
 	if (r->last_ok >= 0 && v->epoch == r->epoch)

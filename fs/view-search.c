@@ -384,7 +384,7 @@ void view_search(views_t *v, struct live *l)
 	char *norm = NULL, *last = NULL, *mid = NULL, err_text[600] = "";
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
-	int i, err, failed = 0, full, any = 0, n = 0, held = 0;
+	int i, err, failed = 0, full, n = 0, held = 0;
 	uint32_t gen;
 
 	if ((err = cache_view_get(v->cache, l->name, &cv)))
@@ -402,7 +402,6 @@ void view_search(views_t *v, struct live *l)
 	if (full && (err = cache_view_next_gen(v->cache, l->name, l->id, &gen)))
 		goto broken;
 	if ((err = view_settings(v, &cv, &set)) ||
-	    (err = cache_entry_any(v->cache, cv.id, &any)) ||
 	    (err = query_normalize(cv.query, &norm)))
 		goto broken;
 	n = set.nsources;
@@ -438,9 +437,11 @@ void view_search(views_t *v, struct live *l)
 		/* each source from its own bookmark (the view's if it has none) */
 		if (!full && (cache_mark_get(v->cache, cv.id, r->spec, &mark) || mark <= 0))
 			mark = cv.last_ok;
-		/* as lei: the first fill goes to cur/, what later searches add to new/ */
+		/* as lei: the first fill goes to cur/, what later searches add to
+		 * new/; a first fill cut short (SIGTERM, a failed source) is
+		 * not done, so what the next search brings of it is old mail */
 		if ((err = query_incremental(norm, full || mid ? 0 : mark - v->o.margin, &r->q)) ||
-		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !any, gen, full, set.dedupe,
+		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !cv.filled, gen, full, set.dedupe,
 					   &r->batch)))
 			goto broken;
 	}

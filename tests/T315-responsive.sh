@@ -56,6 +56,27 @@ test_expect_success 'later listings show all of it once the fill ends' '
 	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\"" &&
 	grep "^messages: 10$" "$V/.status" && check_oids "$V"/cur/*
 '
+# as lei q writes it: the whole first fill is old mail, even when the
+# daemon stopped in the middle of it and a later mount brings the rest
+test_expect_success 'a first fill cut short by SIGTERM: the rest comes to cur/ after a remount' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o source=$H/drip/,cache=$TRASH/c4,timeout=60,first_wait=0,refresh=0 &&
+	V="$M/queries/s:cut" && mkdir "$V" && ls "$V/cur" >/dev/null &&
+	test_wait_for 10 "[ \$(ls \"$V/cur\" | wc -l) -ge 2 ]" &&
+	grep -q "^state: refreshing" "$V/.status" &&
+	kill -TERM "$(cat "$M.pid")" && gone "$(cat "$M.pid")" 5 && leifs_umount "$M" &&
+	leifs_mount "$M" -o source=$H/drip/,cache=$TRASH/c4,timeout=60,first_wait=0,refresh=0 &&
+	n=$(ls "$V/cur" | wc -l) && [ "$n" -ge 2 ] && [ "$n" -lt 10 ] &&
+	grep -q "^last-refresh: never" "$V/.status" &&
+	test_wait_for 30 "grep -q \"^state: fresh\" \"$V/.status\"" &&
+	[ "$(ls "$V/cur" | wc -l)" -eq 10 ] && [ -z "$(ls "$V/new")" ]
+'
+test_expect_success 'once the first fill has ended, what a later search adds is new mail' '
+	printf "[leifs]\n\tsource = %s\n" "$H/ok/" >"$V/.config" &&
+	echo full >"$V/.refresh" &&
+	test_wait_for 20 "[ \$(ls \"$V/new\" | wc -l) -eq 2 ]" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\""
+'
 test_expect_success 'a negative first_wait is refused' '
 	leifs_umount "$M" &&
 	! "$LEIFS" -f -o source=$H/ok/,cache=$TRASH/c3,first_wait=-1 "$M" 2>err &&
