@@ -295,7 +295,7 @@ int main(int argc, char *argv[])
 	if (fuse_daemonize(cl.foreground))
 		goto out_unmount;
 	if (!cl.foreground)
-		log_to_syslog();
+		log_detach(o.cache);
 	cache_lock_moved(lock_fd);
 	vo.changed = fs_view_changed;
 	vo.changed_arg = se;

@@ -411,8 +411,21 @@ int views_errors(views_t *v, char **out)
 		/* nothing more is read from a damaged cache */
 		fprintf(f, "error: %s\n", damage);
 	} else {
+		const struct refusal *r;
+		char when[64];
+
+		/* the latest on the error line, as always; then each kept,
+		 * oldest first, with its time */
 		pthread_mutex_lock(&v->lock);
-		fprintf(f, "error: %s\n", v->last_refusal);
+		r = &v->refusals[(v->refusal_next + REFUSALS_KEPT - 1) % REFUSALS_KEPT];
+		fprintf(f, "error: %s\n", r->when ? r->text : "");
+		for (i = 0; i < REFUSALS_KEPT; i++) {
+			r = &v->refusals[(v->refusal_next + (unsigned)i) % REFUSALS_KEPT];
+			if (!r->when)
+				continue;
+			fmt_time(r->when, when, sizeof(when));
+			fprintf(f, "refused: %s %s\n", when, r->text);
+		}
 		pthread_mutex_unlock(&v->lock);
 		view_index_status(v, f);
 		/* the table reads every view's record: a cache that cannot

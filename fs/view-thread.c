@@ -207,11 +207,7 @@ refused: {
 			shown[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
 		shown[i] = '\0';
 		snprintf(why, whylen, "%s", reason ? reason : strerror(err));
-		pthread_mutex_lock(&v->lock);
-		snprintf(v->last_refusal, sizeof(v->last_refusal),
-			 "mkdir refused: threads/%s: %s", shown, why);
-		pthread_mutex_unlock(&v->lock);
-		log_err("mkdir refused: threads/%s: %s", shown, why);
+		views_refused(v, "mkdir refused: threads/%s: %s", shown, why);
 	}
 out:
 	free(query);

@@ -13,6 +13,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+/* refusals queries/.status keeps */
+#define REFUSALS_KEPT 20
+
 #include "fs/settings.h"
 #include "fs/views.h"
 
@@ -123,7 +126,14 @@ struct views {
 	struct live *queue, **queue_end; /* refreshes waiting for a worker, in
 				 * order (each holds a reference); lock */
 	atomic_int stop;
-	char last_refusal[512]; /* protected by lock */
+	/* the last refusals (mkdir, .query), oldest first from refusal_next
+	 * on: queries/.status shows them all, so that one refusal does not
+	 * hide another; protected by lock */
+	struct refusal {
+		int64_t when;   /* wall clock; 0: an empty slot */
+		char text[512];
+	} refusals[REFUSALS_KEPT];
+	unsigned refusal_next;
 	pthread_t timer;        /* refresh_all schedule */
 	int timer_running;
 	struct local *locals;   /* open local archives; protected by lock */
@@ -143,6 +153,10 @@ struct views {
 
 /* view-live.c: what the files of views share */
 void free_src(struct src_state *src, int n);
+/* keep a refusal (printf-style text) for queries/.status, and log it;
+ * the _locked one with v->lock held (it does not log) */
+void views_refused(views_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void views_refused_locked(views_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* the live state of view id, made if need be; lock held.  The reference
  * is the list's: take one (l->refs++) to use it after unlocking. */
 struct live *live_get(views_t *v, uint64_t id, const char *name);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,11 +197,7 @@ int views_create(views_t *v, const char *name, char *why, size_t whylen)
 		shown[i] = '\0';
 		if (reason != why)
 			snprintf(why, whylen, "%s", reason ? reason : strerror(err));
-		pthread_mutex_lock(&v->lock);
-		snprintf(v->last_refusal, sizeof(v->last_refusal),
-			 "mkdir refused: %s: %s", shown, why);
-		pthread_mutex_unlock(&v->lock);
-		log_err("mkdir refused: %s: %s", shown, why);
+		views_refused(v, "mkdir refused: %s: %s", shown, why);
 		free(query);
 		return err;
 	}
@@ -624,6 +621,39 @@ int views_query_ok(const char *text)
 	return err;
 }
 
+
+static void refusal_add(views_t *v, const char *fmt, va_list ap)
+{
+	struct refusal *r = &v->refusals[v->refusal_next];
+
+	r->when = (int64_t)time(NULL);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
+	v->refusal_next = (v->refusal_next + 1) % REFUSALS_KEPT;
+}
+
+void views_refused_locked(views_t *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	refusal_add(v, fmt, ap);
+	va_end(ap);
+}
+
+void views_refused(views_t *v, const char *fmt, ...)
+{
+	struct refusal *r;
+	va_list ap;
+
+	pthread_mutex_lock(&v->lock);
+	va_start(ap, fmt);
+	refusal_add(v, fmt, ap);
+	va_end(ap);
+	r = &v->refusals[(v->refusal_next + REFUSALS_KEPT - 1) % REFUSALS_KEPT];
+	log_err("%s", r->text);
+	pthread_mutex_unlock(&v->lock);
+}
+
 /*
  * Say why a .query written to view `name` was refused (why), or forget a
  * .query refusal (NULL, after one is taken): in the view's .status
@@ -647,8 +677,7 @@ static void query_refusal(views_t *v, const char *name, const char *why)
 			l->refusal = NULL;
 	}
 	if (why)
-		snprintf(v->last_refusal, sizeof(v->last_refusal),
-			 "new query for %s refused: %s", name, why);
+		views_refused_locked(v, "new query for %s refused: %s", name, why);
 	pthread_mutex_unlock(&v->lock);
 	cache_view_release(&cv);
 }

@@ -217,8 +217,9 @@ void views_text_written(views_t *v, uint64_t id, const char *name, int which);
 
 /* The text of VIEW/.status; malloc'd. */
 int views_status(views_t *v, const char *name, char **out);
-/* The text of queries/.status, malloc'd: sources, the last refused mkdir,
- * the remote index's state, then a line per view (name, state, messages,
+/* The text of queries/.status, malloc'd: sources, the last refused mkdir
+ * or .query (error:), the last 20 of them with their times
+ * (refused:, oldest first), the remote index's state, then a line per view (name, state, messages,
  * in new/, last refresh, error), tab-separated.  From each view's record
  * and counters: its cost grows with the number of views, never with the
  * messages they hold. */

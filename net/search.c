@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -281,6 +282,10 @@ static void add_body_reason(struct net_res *res, const char *body, size_t len)
 	while (o > 0 && line[o - 1] == ' ')
 		o--;
 	line[o] = '\0';
+	/* Plack's own page for a die in the app says nothing more than
+	 * the status line did */
+	if (!strcasecmp(line, "Internal Server Error"))
+		o = 0;
 	have = strlen(res->error);
 	if (o > 0 && have + 2 < sizeof(res->error))
 		snprintf(res->error + have, sizeof(res->error) - have, ": %s", line);
@@ -359,6 +364,13 @@ static int fetch(const struct net_req *req, char *url, int post, net_msg_fn fn, 
 			stream_error(res, x.split, err, 0);
 		if (x.errbody)
 			add_body_reason(res, x.ebody, x.elen);
+		/* no reason given: public-inbox's search dies so (Xapian's
+		 * wildcard limit, set_max_wildcard_expansion 100), and the
+		 * user is better told what it likely was */
+		if (res->http_status == 500 && !strcmp(res->error, "server answered HTTP 500"))
+			snprintf(res->error, sizeof(res->error),
+				 "the server failed the query (HTTP 500; public-inbox answers so when "
+				 "a wildcard expands to more than 100 terms)");
 		goto out;
 	}
 	if (rc == CURLE_OPERATION_TIMEDOUT && past_deadline(&x)) {

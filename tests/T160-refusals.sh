@@ -48,6 +48,49 @@ test_expect_success 'a gzip'"'"'d reason is read, and bounded' '
 '
 leifs_umount "$M"
 
+test_expect_success 'public-inbox'"'"'s bare HTTP 500 (a wildcard of over 100 terms) is named' '
+	leifs_mount "$M" -o "source=$H/500pi/,cache=$C-500pi,timeout=3" &&
+	mkdir "$M/queries/s:a*" && timeout 10 ls "$M/queries/s:a*/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/s:a*/.status\"" &&
+	grep "^error: .*: the server failed the query (HTTP 500; public-inbox answers so when a wildcard expands to more than 100 terms)$" \
+		"$M/queries/s:a*/.status" && ! grep -q "Internal Server Error" "$M/queries/s:a*/.status"
+'
+leifs_umount "$M"
+
+test_expect_success 'queries/.status keeps the last 20 refusals with their times, the latest as error:' '
+	leifs_mount "$M" -o "source=$H/ok/,cache=$C-many,timeout=3" &&
+	for i in $(seq 1 22); do ! mkdir "$M/queries/s:($i" 2>/dev/null || return 1; done &&
+	mkdir "$M/queries/s:kept" && ! echo "s:(" >"$M/queries/s:kept/.query" 2>/dev/null &&
+	grep "^refused: " "$M/queries/.status" >refused && [ "$(wc -l <refused)" -eq 20 ] &&
+	grep -c "^refused: [0-9-]*T[0-9:]*Z mkdir refused: s:([0-9]*: " refused >n && echo 19 >expect &&
+	test_cmp expect n && ! grep -q "s:(3: " refused && grep -q "mkdir refused: s:(4: " refused &&
+	tail -n 1 refused | grep -q "Z new query for s:kept refused: " &&
+	grep "^error: new query for s:kept refused: " "$M/queries/.status" &&
+	[ "$(grep -c "^error:" "$M/queries/.status")" -eq 1 ]
+'
+leifs_umount "$M"
+
+# daemonized, where no syslog daemon listens (a container), the log is a
+# file in the cache directory, private to the user
+if python3 -c "import socket, sys
+for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+    try:
+        socket.socket(socket.AF_UNIX, t).connect(\"/dev/log\"); sys.exit(0)
+    except OSError:
+        pass
+sys.exit(1)" 2>/dev/null; then
+	test_skip "the log file without syslog" "a syslog daemon listens at /dev/log here"
+else
+	test_expect_success 'without syslog, a daemon logs to CACHE/leifs.log (mode 0600)' '
+		"$LEIFS" -o "source=$H/ok/,cache=$C-log,timeout=3" "$M" &&
+		test_atexit "fusermount3 -u -z \"$M\" 2>/dev/null" && pid=$(cat "$C-log/lock") &&
+		! mkdir "$M/queries/s:(log" 2>/dev/null &&
+		grep -E "^[0-9-]+T[0-9:]+Z leifs\[$pid\]: mkdir refused: s:\(log: " "$C-log/leifs.log" &&
+		[ "$(stat -c %a "$C-log/leifs.log")" = 600 ] &&
+		fusermount3 -u "$M" && test_wait_for 10 "! kill -0 $pid 2>/dev/null"
+	'
+fi
+
 test_expect_success 'a range Xapian cannot read is refused at mkdir, with the reason' '
 	leifs_mount "$M" -o "source=$H/ok/,cache=$C-range,timeout=3" &&
 	! mkdir "$M/queries/z:1k..2k" 2>err && grep "Invalid argument" err &&

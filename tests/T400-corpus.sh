@@ -38,4 +38,11 @@ d:20190501..20190601
 s:imx2_wdt OR dfn:drivers/watchdog/imx2_wdt.c
 l:linux-rtc.vger.kernel.org AND l:linux-watchdog.vger.kernel.org
 EOQ
+# public-inbox refuses a wildcard of more than 100 terms with a bare 500
+test_expect_success 'corpus: s:a* (a wildcard over 100 terms) fails with what it likely was' '
+	mkdir "$M/queries/s:a*" && ls "$M/queries/s:a*/cur" >/dev/null &&
+	test_wait_for 10 "grep -q \"^state: failed\" \"$M/queries/s:a*/.status\"" &&
+	grep "^error: .*the server failed the query (HTTP 500; public-inbox answers so when a wildcard expands to more than 100 terms)$" \
+		"$M/queries/s:a*/.status"
+'
 test_done

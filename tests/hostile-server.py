@@ -36,6 +36,8 @@ carried.
   500text 500 with a text/plain reason (as public-inbox refuses a query)
           and a BEL in it, then a second line
   500gz   500 with a gzip'd reason of 600 bytes after a blank line
+  500pi   500 "Internal Server Error", as public-inbox-httpd answers a
+          wildcard that expands to more than 100 terms
 With CERT and KEY it speaks HTTPS.  Stops by itself after an hour (a safety net: the harness kills it)."""
 import collections, gzip, http.server, socket, socketserver, struct, sys, threading, time, zlib
 
@@ -331,6 +333,12 @@ class H(http.server.BaseHTTPRequestHandler):
             # public-inbox's reason for refusing a query, first line kept
             page = (b"Wildcard Sa* expands to more than 100 terms\x07\n"
                     b"second line, not shown\n")
+            self.head(500, "text/plain", len(page))
+            self.wfile.write(page)
+        elif mode == "500pi":
+            # public-inbox-httpd when the search dies (a wildcard of more
+            # than 100 terms): Plack's page, the status line again
+            page = b"Internal Server Error"
             self.head(500, "text/plain", len(page))
             self.wfile.write(page)
         elif mode == "500gz":
