@@ -93,7 +93,7 @@ static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
 	st->st_mtime = st->st_ctime = st->st_atime = mtime;
 }
 
-static int node_attr(views_t *v, struct node *n, struct stat *st,
+static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 		     double *timeout)
 {
 	struct cache_view cv;
@@ -115,10 +115,10 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		return 0;
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
-		return viewtext_attr(v, n, NULL, st, timeout);
+		return viewtext_attr(v, n, NULL, pid, st, timeout);
 	case N_QREFRESH:
 		file_attr(st, 0644, 0, mount_time);
-		return viewtext_attr(v, n, NULL, st, timeout);
+		return viewtext_attr(v, n, NULL, pid, st, timeout);
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
@@ -167,21 +167,21 @@ static int node_attr(views_t *v, struct node *n, struct stat *st,
 		break;
 	case N_QUERY:
 		file_attr(st, 0644, 0, (time_t)cv.created);
-		err = viewtext_attr(v, n, &cv, st, timeout);
+		err = viewtext_attr(v, n, &cv, pid, st, timeout);
 		break;
 	case N_CONFIG:
 		/* its sources may hold a password: the owner's alone */
 		file_attr(st, 0600, 0, (time_t)cv.created);
-		err = viewtext_attr(v, n, &cv, st, timeout);
+		err = viewtext_attr(v, n, &cv, pid, st, timeout);
 		break;
 	case N_REFRESH:
 	case N_UNHIDE:
 		file_attr(st, 0644, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = viewtext_attr(v, n, NULL, st, timeout);
+		err = viewtext_attr(v, n, NULL, pid, st, timeout);
 		break;
 	case N_STATUS:
 		file_attr(st, 0444, 0, (time_t)(cv.last_try ? cv.last_try : cv.created));
-		err = viewtext_attr(v, n, NULL, st, timeout);
+		err = viewtext_attr(v, n, NULL, pid, st, timeout);
 		break;
 	default:
 		err = EIO;
@@ -279,7 +279,8 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	}
 	if (!n)
 		return ENOMEM;
-	if ((err = node_attr(v, n, &ep->attr, &ep->attr_timeout))) {
+	/* pid 0: no reader's summary of a .refresh (viewtext_attr) */
+	if ((err = node_attr(v, n, 0, &ep->attr, &ep->attr_timeout))) {
 		node_forget(n->ino, 1);
 		return err;
 	}
@@ -330,24 +331,62 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* a reader of a .refresh waiting for its refresh, and its interrupt */
+struct waiting {
+	atomic_int interrupted;
+	views_t *v;
+};
+
+/* another thread: the reader got a signal (Ctrl-C): it stops waiting with
+ * EINTR, the refresh goes on */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	struct waiting *w = data;
+
+	(void)req;
+	atomic_store(&w->interrupted, 1);
+	views_wake(w->v);
+}
+
+static int refresh_read(fuse_req_t req, struct node *n, int anew)
+{
+	struct waiting w = { .v = fs_views(req) };
+	int err;
+
+	atomic_init(&w.interrupted, 0);
+	fuse_req_interrupt_func(req, on_interrupt, &w);
+	err = GUARD(w.v, viewtext_refresh(w.v, n, fuse_req_ctx(req)->pid, anew, &w.interrupted));
+	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
+	return err;
+}
+
+static void reply_attr(fuse_req_t req, fuse_ino_t ino, int reading)
 {
 	struct node *n = node_get(ino);
 	struct stat st;
 	double timeout;
-	int err;
+	int err = 0;
 
-	(void)fi;
 	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	err = node_attr(fs_views(req), n, &st, &timeout);
+	/* the kernel asks with the file at each read(): of a .refresh, the
+	 * read that runs the refresh (viewtext.c) */
+	if (reading && (n->kind == N_REFRESH || n->kind == N_QREFRESH))
+		err = refresh_read(req, n, 1);
+	if (!err)
+		err = node_attr(fs_views(req), n, fuse_req_ctx(req)->pid, &st, &timeout);
 	node_put(n);
 	if (err)
 		fuse_reply_err(req, err);
 	else
 		fuse_reply_attr(req, &st, timeout);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	reply_attr(req, ino, fi != NULL);
 }
 
 static int do_setattr(views_t *v, struct node *n, int pid, int to_set,
@@ -408,6 +447,8 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	views_t *v = fs_views(req);    /* req is gone once replied to */
 	int err;
 
+	(void)fi;
+
 	if (!n) {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -416,7 +457,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fs_getattr(req, ino, fi);
+		reply_attr(req, ino, 0);        /* a touch or a write waits for nothing */
 	/* the kernel takes the attributes of a setattr's reply without
 	 * checking its cached pages against them: the next getattr must
 	 * bring a new mtime (see viewtext_attr) */
@@ -491,7 +532,9 @@ static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	if (!viewtext_generated(n->kind))
 		return 0;
-	err = viewtext_read(v, n, 0, 0, &s, &len);       /* a snapshot for this open */
+	if (n->kind == N_REFRESH || n->kind == N_QREFRESH)
+		return 0;       /* its read runs the refresh (fs_read) */
+	err = viewtext_read(v, n, 0, 0, 0, &s, &len);    /* a snapshot for this open */
 	free(s);
 	return err;
 }
@@ -552,7 +595,14 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (n->kind == N_CONFIG && !may_touch_config(req)) {
 		err = EACCES;
 	} else if (viewtext_generated(n->kind)) {
-		err = viewtext_read(fs_views(req), n, off, size, &buf, &got);
+		/* a .refresh read with no summary yet (no getattr came first:
+		 * a direct read, or another thread) runs its refresh here */
+		err = 0;
+		if (n->kind == N_REFRESH || n->kind == N_QREFRESH)
+			err = refresh_read(req, n, off == 0);
+		if (!err)
+			err = viewtext_read(fs_views(req), n, fuse_req_ctx(req)->pid, off, size,
+					    &buf, &got);
 	} else if (n->kind == N_FILE) {
 		if (!(err = fs_file_node_name(n, &name))) {
 			err = guarded_file_read(fs_views(req), n->vid, name, &buf, &got);

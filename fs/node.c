@@ -64,6 +64,13 @@ static void free_node(struct ref_node *r)
 	free(r->n.view);
 	free(r->n.name);
 	free(r->n.text);
+	while (r->n.readers) {
+		struct rtext *t = r->n.readers;
+
+		r->n.readers = t->next;
+		free(t->buf);
+		free(t);
+	}
 	while (r->n.writers) {
 		struct wtext *w = r->n.writers;
 

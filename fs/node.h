@@ -6,6 +6,7 @@
 #define LEIFS_NODE_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "cache/cache.h"
 
@@ -31,6 +32,18 @@ struct node {
 	char *text;
 	size_t textlen;
 	struct wtext *writers;
+	struct rtext *readers;          /* .refresh, queries/.refresh */
+};
+
+/* One reader's summary of the refresh its read of a .refresh ran (by pid,
+ * as writers are told apart; see viewtext_refresh). */
+struct rtext {
+	struct rtext *next;
+	int pid;
+	char *buf;
+	size_t len;
+	struct timespec mtime;          /* the file's while it is read */
+	int64_t used;                   /* CLOCK_MONOTONIC ms of its last read */
 };
 
 /* One writer's rewrite of a .query or .config.  Writes carry no open file

@@ -533,6 +533,7 @@ broken:
 record:
 	pthread_mutex_lock(&v->lock);
 	l->last_msgs = received;
+	l->last_added = added;
 	l->last_bytes = bytes;
 	if (src) {
 		free_src(l->src, l->nsrc);

@@ -127,7 +127,7 @@ static void last_from_text(const char *text, char **last_query, uint64_t *msgs,
 	}
 }
 
-static const char *state_name(int state)
+const char *views_state_name(int state)
 {
 	switch (state) {
 	case CACHE_VIEW_FRESH:
@@ -209,7 +209,7 @@ int views_status(views_t *v, const char *name, char **out)
 		return ENOMEM;
 	}
 	fprintf(f, "query: %s\n", cv.query);
-	fprintf(f, "state: %s\n", refreshing ? "refreshing" : state_name(cv.state));
+	fprintf(f, "state: %s\n", refreshing ? "refreshing" : views_state_name(cv.state));
 	fprintf(f, "messages: %llu\n", (unsigned long long)count);
 	fprintf(f, "last-refresh: %s\n", last);
 	fprintf(f, "last-result: %s\n", ok);
@@ -372,7 +372,7 @@ static int print_views(views_t *v, FILE *f)
 		fmt_time(r->last_try, last, sizeof(last));
 		fprintf(f, "%s\t%s\t%llu\t%llu\t%s\t%s\n", r->name,
 			busy && bsearch(&r->id, busy, nbusy, sizeof(*busy), cmp_id) ?
-			"refreshing" : state_name(r->state),
+			"refreshing" : views_state_name(r->state),
 			(unsigned long long)(r->n.new_ + r->n.cur), (unsigned long long)r->n.new_,
 			last, r->error[0] ? r->error : "-");
 	}

@@ -56,6 +56,10 @@ struct live {
 	int queued;             /* ... and waits for a worker (max_refreshes) */
 	struct live *qnext;     /* views.queue */
 	int again;              /* a refresh was asked for while one ran */
+	uint64_t begun, done;   /* searches of it begun and ended in this
+				 * process (a reader of .refresh waits for
+				 * the one after those begun when it asked) */
+	uint64_t last_added;    /* what its last search added */
 	struct timespec ended;  /* CLOCK_BOOTTIME end of its last search in
 				 * this process; 0: none yet (see view_aged) */
 	time_t watched_until;   /* a client stats it: refreshed on its interval
@@ -153,6 +157,21 @@ struct views {
 
 /* view-live.c: what the files of views share */
 void free_src(struct src_state *src, int n);
+/* how long a wait sleeps at most before it looks at a stop (views_stop
+ * cannot signal from a signal handler) */
+#define WAIT_SLICE_NS 100000000L
+
+/* "new", "fresh" or "failed": a record's state as .status says it */
+const char *views_state_name(int state);
+
+/* the names of every view, from one walk of the records */
+struct names {
+	char **name;
+	size_t n, cap;
+};
+int views_names(views_t *v, struct names *ns);
+void names_free(struct names *ns);
+
 /* keep a refusal (printf-style text) for queries/.status, and log it;
  * the _locked one with v->lock held (it does not log) */
 void views_refused(views_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

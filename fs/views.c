@@ -21,7 +21,6 @@
 #include "query/query.h"
 
 /* a waiting listing looks at the stop flag this often (nanoseconds) */
-#define WAIT_SLICE_NS 100000000L
 
 int views_global_init(void)
 {
@@ -368,9 +367,12 @@ static void *refresh_worker(void *arg)
 		atomic_store(&l->progress, 0);
 		do {
 			l->again = 0;
+			l->begun++;
 			pthread_mutex_unlock(&v->lock);
 			view_search(v, l);
 			pthread_mutex_lock(&v->lock);
+			l->done++;
+			pthread_cond_broadcast(&v->refreshed);
 		} while (l->again && !atomic_load(&v->stop));
 		l->refreshing = 0;
 		live_put(l);
@@ -561,11 +563,6 @@ int views_refresh(views_t *v, const char *name, int full)
 	return err;
 }
 
-struct names {
-	char **name;
-	size_t n, cap;
-};
-
 static int collect_name(void *arg, const struct cache_view *cv)
 {
 	struct names *ns = arg;
@@ -583,6 +580,22 @@ static int collect_name(void *arg, const struct cache_view *cv)
 		return ENOMEM;
 	ns->n++;
 	return 0;
+}
+
+int views_names(views_t *v, struct names *ns)
+{
+	memset(ns, 0, sizeof(*ns));
+	return cache_view_each(v->cache, collect_name, ns);
+}
+
+void names_free(struct names *ns)
+{
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		free(ns->name[i]);
+	free(ns->name);
+	memset(ns, 0, sizeof(*ns));
 }
 
 int views_refresh_all(views_t *v, int full)

@@ -177,6 +177,14 @@ int views_refresh(views_t *v, const char *name, int full);
  * through the queue, so at most max_refreshes run at once.  Does not
  * wait. */
 int views_refresh_all(views_t *v, int full);
+/* Refresh view `name` (NULL: every view) now and wait for it: until the
+ * search after those begun when asked has ended, for each view, at most
+ * the mount's deadline, or until *interrupted is set (EINTR; the searches
+ * go on) or leifs stops.  *out (malloc'd): a header line, then per view,
+ * tab-separated, its name, messages the search added, messages, in new/,
+ * state (fresh, failed; refreshing past the deadline, with "~" before the
+ * count so far) and the first line of its error ("-" when none). */
+int views_refresh_wait(views_t *v, const char *name, atomic_int *interrupted, char **out);
 /* Replace the query (VIEW/.query): checked as at mkdir, then a full
  * refresh; flags and hidden messages of what stays are kept. */
 int views_set_query(views_t *v, const char *name, const char *text,

@@ -49,7 +49,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 		return views_status(v, n->view, out);
 	case N_REFRESH:
 	case N_QREFRESH:
-		*out = strdup("");
+		*out = strdup("");     /* a reader's summary is its own (readers) */
 		return *out ? 0 : ENOMEM;
 	case N_CONFIG:
 		if (cache_damaged(views_cache(v), NULL, 0))
@@ -77,16 +77,131 @@ int viewtext_generated(int kind)
 	       kind == N_QREFRESH || kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 
+/*
+ * A read of .refresh runs a refresh and waits for it (views_refresh_wait);
+ * what it reads is the summary, kept per reader (its pid: there is no open
+ * handle).  The kernel reads through its page cache and asks for the
+ * attributes, with the file, at every read(): that getattr starts the
+ * refresh (a stat, an ls -l, a touch or a write do not: they come without
+ * the file), and the reader's next reads, each within READER_IDLE_MS of
+ * the one before, continue the same summary at the same size and mtime
+ * (a new mtime would make the kernel drop the pages and read afresh).  A
+ * read after a pause of the same process is a new read: a new refresh.
+ */
+#define READER_IDLE_MS 2000
+#define READER_FORGET_MS 60000
+#define READERS_MAX 16
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int refresh_kind(int kind)
+{
+	return kind == N_REFRESH || kind == N_QREFRESH;
+}
+
+/* With text_lock held: the summary of `pid`, made (empty) if `make`;
+ * forgets those unread for READER_FORGET_MS, and the least recent of
+ * READERS_MAX to make room */
+static struct rtext *reader_get(struct node *n, int pid, int make)
+{
+	struct rtext **p, **oldest = NULL, *r;
+	int64_t now = now_ms();
+	int count = 0;
+
+	for (p = &n->readers; (r = *p);) {
+		if (r->pid == pid)
+			return r;
+		if (now - r->used > READER_FORGET_MS) {
+			*p = r->next;
+			free(r->buf);
+			free(r);
+			continue;
+		}
+		if (!oldest || r->used < (*oldest)->used)
+			oldest = p;
+		count++;
+		p = &r->next;
+	}
+	if (!make)
+		return NULL;
+	if (count >= READERS_MAX) {
+		r = *oldest;
+		*oldest = r->next;
+		free(r->buf);
+		free(r);
+	}
+	if (!(r = calloc(1, sizeof(*r))))
+		return NULL;
+	r->pid = pid;
+	r->used = now;
+	r->next = n->readers;
+	n->readers = r;
+	return r;
+}
+
+int viewtext_refresh(views_t *v, struct node *n, int pid, int anew, atomic_int *interrupted)
+{
+	struct rtext *r;
+	char *s = NULL;
+	int err;
+
+	pthread_mutex_lock(&text_lock);
+	r = reader_get(n, pid, 0);
+	if (r && !(anew && now_ms() - r->used >= READER_IDLE_MS)) {
+		r->used = now_ms();
+		pthread_mutex_unlock(&text_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&text_lock);
+	if ((err = views_refresh_wait(v, n->kind == N_QREFRESH ? NULL : n->view, interrupted, &s)))
+		return err;
+	pthread_mutex_lock(&text_lock);
+	if (!(r = reader_get(n, pid, 1))) {
+		err = ENOMEM;
+	} else {
+		free(r->buf);
+		r->buf = s;
+		s = NULL;
+		r->len = strlen(r->buf);
+		r->used = now_ms();
+		clock_gettime(CLOCK_REALTIME, &r->mtime);
+	}
+	pthread_mutex_unlock(&text_lock);
+	free(s);
+	return err;
+}
+
 /* make the text afresh and keep it for the reads that follow; the times
  * of .query and .config (given their view `cv`) move with their text */
-int viewtext_attr(views_t *v, struct node *n, const struct cache_view *cv,
+int viewtext_attr(views_t *v, struct node *n, const struct cache_view *cv, int pid,
 		     struct stat *st, double *timeout)
 {
 	struct timespec ts;
+	struct rtext *r;
 	char *s;
-	int err = gen_text(v, n, &s);
+	int err;
 
-	if (err)
+	*timeout = 0;
+	if (refresh_kind(n->kind)) {
+		/* the reader's summary, if it has one; else empty, with the
+		 * time the caller gave */
+		pthread_mutex_lock(&text_lock);
+		st->st_size = 0;
+		if ((r = reader_get(n, pid, 0))) {
+			st->st_size = (off_t)r->len;
+			st->st_mtim = st->st_ctim = r->mtime;
+		}
+		st->st_blocks = (st->st_size + 511) / 512;
+		pthread_mutex_unlock(&text_lock);
+		return 0;
+	}
+	if ((err = gen_text(v, n, &s)))
 		return err;
 	if (cv && (err = views_text_time(v, cv, n->kind == N_CONFIG, s, &ts))) {
 		free(s);
@@ -132,21 +247,33 @@ static int ensure_text(views_t *v, struct node *n)
 }
 
 /* a copy of [off, off+size) of the kept text (made now if none is kept) */
-int viewtext_read(views_t *v, struct node *n, off_t off, size_t size,
+int viewtext_read(views_t *v, struct node *n, int pid, off_t off, size_t size,
 		     char **out, size_t *len)
 {
+	const char *text = NULL;
+	size_t tlen = 0;
+	struct rtext *r;
 	int err = 0;
 
 	*out = NULL;
 	*len = 0;
 	pthread_mutex_lock(&text_lock);
-	err = ensure_text(v, n);
-	if (!err && off >= 0 && (size_t)off < n->textlen) {
-		*len = n->textlen - (size_t)off < size ? n->textlen - (size_t)off : size;
+	if (refresh_kind(n->kind)) {
+		if ((r = reader_get(n, pid, 0))) {
+			r->used = now_ms();
+			text = r->buf;
+			tlen = r->len;
+		}
+	} else if (!(err = ensure_text(v, n))) {
+		text = n->text;
+		tlen = n->textlen;
+	}
+	if (!err && text && off >= 0 && (size_t)off < tlen) {
+		*len = tlen - (size_t)off < size ? tlen - (size_t)off : size;
 		if (!(*out = malloc(*len ? *len : 1)))
 			err = ENOMEM;
 		else
-			memcpy(*out, n->text + off, *len);
+			memcpy(*out, text + off, *len);
 	}
 	pthread_mutex_unlock(&text_lock);
 	return err;

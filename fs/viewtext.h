@@ -25,14 +25,22 @@ int viewtext_generated(int kind);
 
 /* Make n's text afresh, keep it, and fill in st's size and times; the
  * times of .query and .config (given their view `cv`, else NULL) move
- * with their text, the others' at every call.  *timeout gets 0: the
- * kernel never caches their attributes. */
-int viewtext_attr(views_t *v, struct node *n, const struct cache_view *cv,
+ * with their text, the others' at every call.  A .refresh has the size
+ * and time of `pid`'s summary (none: empty, st's time kept).  *timeout
+ * gets 0: the kernel never caches their attributes. */
+int viewtext_attr(views_t *v, struct node *n, const struct cache_view *cv, int pid,
 		  struct stat *st, double *timeout);
 
-/* A copy of [off, off+size) of the kept text (made now if none is kept):
- * *out (the caller frees it; NULL when *len is 0). */
-int viewtext_read(views_t *v, struct node *n, off_t off, size_t size,
+/* A read of a .refresh by `pid`: the refresh runs and is waited for
+ * (views_refresh_wait), its summary kept for pid's reads, unless pid is
+ * reading one already (`anew`: and read it within the last 2 s).  EINTR
+ * when *interrupted is set meanwhile. */
+int viewtext_refresh(views_t *v, struct node *n, int pid, int anew, atomic_int *interrupted);
+
+/* A copy of [off, off+size) of the kept text (made now if none is kept;
+ * of a .refresh, pid's summary): *out (the caller frees it; NULL when
+ * *len is 0). */
+int viewtext_read(views_t *v, struct node *n, int pid, off_t off, size_t size,
 		  char **out, size_t *len);
 
 /* A truncation of .query or .config by `pid` (as `>` makes at 0). */

@@ -207,4 +207,34 @@ test_expect_success 'refresh_all refreshes views nobody lists' '
 	c0=$(status "$V" messages) && new_mail "[PATCH] rtc: found by the schedule" &&
 	test_wait_for 20 "[ \$(status \"$V\" messages) -gt $c0 ]"
 '
+# a refresh that waits, as lei up before a script: reading .refresh
+# (queries/.refresh: every view) runs it and returns once it has ended
+W2="$M/queries/s:waited"
+W3="$M/queries/s:watchdog"
+test_expect_success 'reading VIEW/.refresh returns once the refresh has ended, with a summary' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$URL,cache=$TRASH/cache-wait,refresh=3600,timeout=10" &&
+	mkdir "$W2" "$W3" && ls "$W2/cur" "$W3/cur" >/dev/null &&
+	new_mail "rtc: waited for" && cat "$W2/.refresh" >summary &&
+	ls "$W2/new" >new && [ "$(wc -l <new)" -eq 1 ] && grep -q "rtc: waited for" "$W2/new/$(cat new)" &&
+	total=$(ls "$W2/cur" "$W2/new" | grep -c leifs) &&
+	printf "name\tadded\tmessages\tnew\tstate\terror\ns:waited\t1\t%s\t1\tfresh\t-\n" "$total" >expect &&
+	test_cmp expect summary && grep -q "^state: fresh" "$W2/.status"
+'
+test_expect_success 'queries/.refresh: every view, each with what it added; errors in the text, status 0' '
+	printf "[leifs]\n\tsource = http://127.0.0.1:1/\n" >"$W3/.config" &&
+	new_mail "rtc: waited for again" && cat "$M/queries/.refresh" >summary &&
+	sed -n 1p summary | grep -qx "name	added	messages	new	state	error" &&
+	grep -q "^s:waited	1	[0-9]*	2	fresh	-$" summary &&
+	grep -q "^s:watchdog	0	[0-9]*	0	failed	.*127.0.0.1:1" summary &&
+	[ "$(wc -l <summary)" -eq 3 ] && [ "$(ls "$W2/new" | wc -l)" -eq 2 ]
+'
+test_expect_success 'stat, ls -l, touch and a write of .refresh wait for nothing; a new read refreshes again' '
+	[ "$(stat -c %s "$W2/.refresh")" -eq 0 ] && ls -l "$W2" >/dev/null &&
+	touch "$W2/.refresh" && echo >"$W2/.refresh" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$W2/.status\"" &&
+	new_mail "rtc: waited for a third time" &&
+	cat "$W2/.refresh" >summary && grep -q "^s:waited	1	[0-9]*	3	fresh	-$" summary &&
+	[ "$(ls "$W2/new" | wc -l)" -eq 3 ]
+'
 test_done

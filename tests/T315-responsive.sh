@@ -77,6 +77,34 @@ test_expect_success 'once the first fill has ended, what a later search adds is 
 	test_wait_for 20 "[ \$(ls \"$V/new\" | wc -l) -eq 2 ]" &&
 	test_wait_for 10 "grep -q \"^state: fresh\" \"$V/.status\""
 '
+# a read of .refresh waits for the refresh: Ctrl-C ends the wait at once,
+# the deadline bounds it, and nothing but a read waits
+test_expect_success 'a read of .refresh waits on a stalled refresh: Ctrl-C ends it; stat, touch, echo do not wait' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o source=$H/stall/,cache=$TRASH/c5,timeout=60,first_wait=0,refresh=0,deadline=30 &&
+	V="$M/queries/s:waits" && mkdir "$V" || return 1
+	python3 -c "import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(\"cat\", [\"cat\", sys.argv[1]])" "$V/.refresh" >cat.out 2>&1 &
+	pid=$! &&
+	test_wait_for 10 "grep -q \"^state: refreshing\" \"$V/.status\"" && sleep 1 && kill -0 $pid &&
+	timeout 2 stat "$V/.refresh" >/dev/null && timeout 2 ls -l "$V" >/dev/null &&
+	timeout 2 touch "$V/.refresh" && timeout 2 sh -c "echo >\"$V/.refresh\"" &&
+	kill -0 $pid && kill -INT $pid &&
+	if ! gone $pid 2; then
+		echo "cat still there 2 s after SIGINT"
+		kill -9 $pid
+		return 1
+	fi &&
+	{ wait $pid; [ $? -eq 130 ]; } && [ ! -s cat.out ] && grep -q "^state: refreshing" "$V/.status"
+'
+test_expect_success 'the wait ends with the deadline: the summary says the search failed at it' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o source=$H/stall/,cache=$TRASH/c6,timeout=60,first_wait=0,refresh=0,deadline=2 &&
+	V="$M/queries/s:bounded" && mkdir "$V" &&
+	timeout 10 cat "$V/.refresh" >summary &&
+	grep -q "^s:bounded	0	0	0	failed	.*the search took longer than the deadline of 2 s$" summary
+'
 test_expect_success 'a negative first_wait is refused' '
 	leifs_umount "$M" &&
 	! "$LEIFS" -f -o source=$H/ok/,cache=$TRASH/c3,first_wait=-1 "$M" 2>err &&
