@@ -18,7 +18,14 @@
  *   page header: pgno (8), pad (2), flags (2), lower/upper (4) = 16 bytes
  *   MDB_meta:    magic u32 0xBEEFC0DE, version u32 (1), address (8),
  *                mapsize (8), two MDB_db of 48 bytes (the free DB's first
- *                field, md_pad, holds the page size), last_pg (8), txnid (8)
+ *                field, md_pad, holds the page size; md_root, the tree's
+ *                root page, at 40 in each), last_pg (8), txnid (8)
+ * last_pg does not bound a whole file: a page taken at the end and freed
+ * in the same transaction (LMDB's loose pages) counts in it but is never
+ * written, so a sound file may end before it (seen: last_pg 373 in a file
+ * of 373 pages).  What mdb_env_open and the first lookups read are the
+ * roots of the two trees: a file that ends before one of them, or inside
+ * a page, is truncated.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,13 +46,16 @@
 #define META_OFF_MAGIC 0
 #define META_OFF_VERSION 4
 #define META_OFF_PSIZE 24       /* mm_dbs[0].md_pad: the page size */
+#define META_OFF_ROOT0 64       /* mm_dbs[0].md_root: the free DB's root */
+#define META_OFF_ROOT1 112      /* mm_dbs[1].md_root: the main DB's root */
+#define NO_PAGE (~(uint64_t)0)  /* P_INVALID: an empty tree */
 #define META_OFF_LASTPG 120     /* after address, mapsize, two 48-byte MDB_db */
 #define META_OFF_TXNID 128
 #define META_LEN 136
 
 struct meta {
 	uint32_t psize;
-	uint64_t last_pg, txnid;
+	uint64_t last_pg, txnid, root[2];
 };
 
 /* the meta page at `at`: 0, or EIO if it is unreadable or not one */
@@ -61,6 +71,8 @@ static int meta_read(int fd, off_t at, struct meta *m)
 	memcpy(&m->psize, b + META_HDR + META_OFF_PSIZE, 4);
 	memcpy(&m->last_pg, b + META_HDR + META_OFF_LASTPG, 8);
 	memcpy(&m->txnid, b + META_HDR + META_OFF_TXNID, 8);
+	memcpy(&m->root[0], b + META_HDR + META_OFF_ROOT0, 8);
+	memcpy(&m->root[1], b + META_HDR + META_OFF_ROOT1, 8);
 	if (magic != META_MAGIC || version != 1 || m->psize < 512 ||
 	    m->psize > 65536 || (m->psize & (m->psize - 1)))
 		return EIO;
@@ -72,7 +84,7 @@ int cache_check_file(const char *file, char *why, size_t whylen)
 	struct meta m0, m1, *m = NULL;
 	struct stat st;
 	uint64_t want;
-	int fd = open(file, O_RDONLY | O_CLOEXEC), ok0, ok1;
+	int fd = open(file, O_RDONLY | O_CLOEXEC), ok0, ok1, i;
 
 	if (fd < 0)
 		return 0;       /* none yet: LMDB makes it */
@@ -90,8 +102,15 @@ int cache_check_file(const char *file, char *why, size_t whylen)
 		return EIO;
 	}
 	m = ok1 && m1.txnid > m0.txnid ? &m1 : &m0;
-	want = (m->last_pg + 1) * m->psize;
-	if ((uint64_t)st.st_size < want) {
+	want = 2 * (uint64_t)m->psize;  /* the meta pages */
+	for (i = 0; i < 2; i++) {
+		/* a root past any file (a garbage meta) must not overflow */
+		uint64_t r = m->root[i] < (1ull << 40) ? m->root[i] : 1ull << 40;
+
+		if (m->root[i] != NO_PAGE && (r + 1) * m->psize > want)
+			want = (r + 1) * m->psize;
+	}
+	if ((uint64_t)st.st_size < want || st.st_size % m->psize) {
 		snprintf(why, whylen, "cache %s is damaged (truncated: %lld bytes, LMDB expects %llu bytes); "
 			 "move it away to start afresh", file, (long long)st.st_size,
 			 (unsigned long long)want);
