@@ -188,6 +188,10 @@ int cache_view_set_result(cache_t *c, const char *name, uint64_t id, int state,
  * files, settings and the state of messages that left it; messages no other view
  * holds go too. */
 int cache_view_delete(cache_t *c, const char *name);
+/* Rename view `id` (now named `from`) to `to`, in one transaction: its
+ * record, query and all it holds stay (they are kept by its id).  EEXIST
+ * when `to` names a view, ENOENT when `from` is not view `id`. */
+int cache_view_rename(cache_t *c, const char *from, uint64_t id, const char *to);
 /* Replace a view's query; the bookmark is cleared so that the next search
  * is a full one.  EINVAL-free: the caller validated the query. */
 int cache_view_set_query(cache_t *c, const char *name, uint64_t id,

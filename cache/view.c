@@ -276,6 +276,51 @@ static int edit_query(struct cache_view *v, void *arg)
 	return 0;
 }
 
+int cache_view_rename(cache_t *c, const char *from, uint64_t id, const char *to)
+{
+	MDB_val k = { strlen(from), (void *)from }, d, tk = { strlen(to), (void *)to };
+	unsigned char idkey[8];
+	MDB_val ik = { sizeof(idkey), idkey }, iv = { strlen(to), (void *)to };
+	struct cache_view v;
+	MDB_txn *txn;
+	char *name;
+	int rc;
+
+	if (!strcmp(from, to))
+		return 0;
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_errno(mdb_get(txn, c->view, &k, &d))) ||
+	    (rc = cache_view_decode(&k, &d, &v)))
+		goto fail;
+	if (v.id != id) {
+		rc = ENOENT;    /* made anew meanwhile */
+		goto fail_view;
+	}
+	if (!(rc = cache_errno(mdb_get(txn, c->view, &tk, &d)))) {
+		rc = EEXIST;
+		goto fail_view;
+	}
+	if (rc != ENOENT || !(name = strdup(to))) {
+		rc = rc != ENOENT ? rc : ENOMEM;
+		goto fail_view;
+	}
+	free(v.name);
+	v.name = name;
+	cache_key_id(idkey, id);
+	if ((rc = cache_view_put(txn, c, &v, MDB_NOOVERWRITE)) ||
+	    (rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
+	    (rc = cache_errno(mdb_put(txn, c->ids, &ik, &iv, 0))))
+		goto fail_view;
+	cache_view_release(&v);
+	return cache_errno(mdb_txn_commit(txn));
+fail_view:
+	cache_view_release(&v);
+fail:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
 int cache_view_set_query(cache_t *c, const char *name, uint64_t id,
 			 const char *query)
 {

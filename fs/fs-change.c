@@ -104,6 +104,20 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 
 	if (flags & RENAME_EXCHANGE)
 		return EINVAL;
+	if (p->kind == N_QUERIES && np->kind == N_QUERIES) {
+		struct cache_view cv;
+
+		/* mv of a view: a new name, the same view (its query kept) */
+		if (!strcmp(name, ".status") || !strcmp(name, ".refresh"))
+			return EPERM;
+		if ((err = GUARD(v, views_get(v, name, &cv))))
+			return err;
+		err = views_rename(v, name, newname);
+		if (!err)
+			err = node_rename_view(cv.id, newname);
+		cache_view_release(&cv);
+		return err;
+	}
 	if (p->kind == N_VIEW && np->kind == N_VIEW && p->vid == np->vid &&
 	    viewnames_client_file(name) && (viewnames_child(newname) == N_CONFIG ||
 				       viewnames_child(newname) == N_QUERY))

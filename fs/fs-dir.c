@@ -102,7 +102,10 @@ static int listing(fuse_req_t req, views_t *v, const struct node *n, int *fillin
 
 	atomic_init(&w.interrupted, 0);
 	fuse_req_interrupt_func(req, on_interrupt, &w);
-	err = GUARD(v, views_listing(v, n->view, &w.interrupted, filling));
+	/* a view's own directory is opened by mkdir -p and cd as well: a
+	 * view never searched waits for a listing of its mail (its name may
+	 * be a label, its query written to .query next) */
+	err = GUARD(v, views_listing(v, n->view, &w.interrupted, filling, n->kind != N_VIEW));
 	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
 	return err;
 }
@@ -246,6 +249,8 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 
 	if (!p)
 		return ENOENT;
+	if (p->kind == N_VIEW)
+		views_mkdir_in_view(v, p->view, name);  /* mkdir -p of a query with '/' */
 	if (p->kind != N_QUERIES && p->kind != N_THREADS) {
 		node_put(p);
 		return EROFS;

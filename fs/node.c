@@ -62,6 +62,9 @@ static void free_node(struct ref_node *r)
 	if (r == &root)
 		return;
 	free(r->n.view);
+	while (r->n.nold)
+		free(r->n.old_views[--r->n.nold]);
+	free(r->n.old_views);
 	free(r->n.name);
 	free(r->n.text);
 	while (r->n.readers) {
@@ -229,6 +232,34 @@ void node_file_gone(uint64_t vid, const char *name)
 		r->n.name = NULL;       /* node_file_name(): gone */
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+int node_rename_view(uint64_t vid, const char *view)
+{
+	GHashTableIter it;
+	gpointer k, val;
+	int err = 0;
+
+	pthread_mutex_lock(&lock);
+	g_hash_table_iter_init(&it, by_ino);
+	while (g_hash_table_iter_next(&it, &k, &val)) {
+		struct ref_node *r = val;
+		char *copy, **olds;
+
+		if (r == &root || r->n.vid != vid || !r->n.view || !strcmp(r->n.view, view))
+			continue;
+		if (!(copy = strdup(view)) ||
+		    !(olds = realloc(r->n.old_views, (r->n.nold + 1) * sizeof(*olds)))) {
+			free(copy);
+			err = ENOMEM;
+			break;
+		}
+		r->n.old_views = olds;
+		r->n.old_views[r->n.nold++] = r->n.view;
+		__atomic_store_n(&r->n.view, copy, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	return err;
 }
 
 void node_unkey(int kind, uint64_t vid)

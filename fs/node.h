@@ -22,7 +22,11 @@ struct node {
 	uint64_t nlookup;               /* protected by the table lock */
 	int kind;
 	uint64_t vid;                   /* view id, for kinds under a view */
-	char *view;                     /* view name, likewise */
+	char *view;                     /* view name, likewise; replaced by a
+					 * rename of the view, the old kept
+					 * (a handler may be reading it) */
+	char **old_views;
+	size_t nold;
 	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
 	char *name;                     /* N_FILE: a client file of the view;
 					 * protected by the table lock */
@@ -84,6 +88,9 @@ void node_file_gone(uint64_t vid, const char *name);
 void node_unkey(int kind, uint64_t vid);
 /* A copy of an N_FILE node's name (it may be renamed meanwhile), or NULL. */
 char *node_file_name(const struct node *n);
+/* View `vid` was renamed to `view`: every node under it stands for the
+ * new name (the kernel keeps its inodes across a rename). */
+int node_rename_view(uint64_t vid, const char *view);
 /* The kernel forgot `count` lookups. */
 void node_forget(uint64_t ino, uint64_t count);
 

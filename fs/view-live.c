@@ -77,7 +77,12 @@ struct live *live_get(views_t *v, uint64_t id, const char *name)
 
 void live_free(struct live *l)
 {
+	size_t i;
+
 	free(l->name);
+	for (i = 0; i < l->nold; i++)
+		free(l->old_names[i]);
+	free(l->old_names);
 	free(l->last_query);
 	free_src(l->src, l->nsrc);
 	free(l->refusal);

@@ -275,6 +275,7 @@ int views_status(views_t *v, const char *name, char **out)
 /* one view of queries/.status: what its record and counters say */
 struct row {
 	char *name;
+	char *query;                    /* tabs and newlines made spaces */
 	uint64_t id;
 	int state;
 	int64_t last_try;
@@ -306,6 +307,13 @@ static int add_row(void *arg, const struct cache_view *cv)
 	memset(r, 0, sizeof(*r));
 	if (!(r->name = strdup(cv->name)))
 		return ENOMEM;
+	if (!(r->query = strdup(cv->query))) {
+		free(r->name);
+		return ENOMEM;
+	}
+	for (i = 0; r->query[i]; i++)
+		if ((unsigned char)r->query[i] < 0x20)
+			r->query[i] = ' ';
 	r->id = cv->id;
 	r->state = cv->state;
 	r->last_try = cv->last_try;
@@ -364,22 +372,26 @@ static int print_views(views_t *v, FILE *f)
 	err = 0;
 	busy = refreshing_ids(v, &nbusy);
 	fprintf(f, "views: %zu\n", rs.n);
-	fputs("name\tstate\tmessages\tnew\tlast-refresh\terror\n", f);
+	/* the query last: a view's name need not be its query (a rename,
+	 * a new .query) */
+	fputs("name\tstate\tmessages\tnew\tlast-refresh\terror\tquery\n", f);
 	for (i = 0; i < rs.n; i++) {
 		const struct row *r = &rs.r[i];
 		char last[64];
 
 		fmt_time(r->last_try, last, sizeof(last));
-		fprintf(f, "%s\t%s\t%llu\t%llu\t%s\t%s\n", r->name,
+		fprintf(f, "%s\t%s\t%llu\t%llu\t%s\t%s\t%s\n", r->name,
 			busy && bsearch(&r->id, busy, nbusy, sizeof(*busy), cmp_id) ?
 			"refreshing" : views_state_name(r->state),
 			(unsigned long long)(r->n.new_ + r->n.cur), (unsigned long long)r->n.new_,
-			last, r->error[0] ? r->error : "-");
+			last, r->error[0] ? r->error : "-", r->query);
 	}
 	free(busy);
 out:
-	for (i = 0; i < rs.n; i++)
+	for (i = 0; i < rs.n; i++) {
 		free(rs.r[i].name);
+		free(rs.r[i].query);
+	}
 	free(rs.r);
 	return err;
 }

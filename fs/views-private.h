@@ -71,6 +71,9 @@ struct live {
 				   * the view was empty (see view-search.c) */
 	uint64_t held;          /* messages kept meanwhile (for .status) */
 	char *name;
+	char **old_names;       /* names before renames (views_rename): a
+				 * search may still read one */
+	size_t nold;
 	char *last_query;       /* the query text last sent */
 	uint64_t last_msgs, last_bytes;  /* what the last search fetched */
 	struct src_state *src;  /* per source, of the last search */

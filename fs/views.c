@@ -244,6 +244,69 @@ int views_remove(views_t *v, const char *name)
 	return 0;
 }
 
+void views_mkdir_in_view(views_t *v, const char *view, const char *name)
+{
+	char *enc = NULL, *whole = NULL;
+
+	if (views_thread_name(view))
+		return;
+	if (asprintf(&whole, "%s/%s", view, name) >= 0 && !query_name_encode(whole, &enc))
+		views_refused(v, "mkdir refused: %s/%s: a view holds no views; write each '/' of "
+			      "a query as %%2F (mkdir 'queries/%s...'), then rmdir 'queries/%s'",
+			      view, name, enc, view);
+	free(enc);
+	free(whole);
+}
+
+int views_rename(views_t *v, const char *from, const char *to)
+{
+	struct cache_view cv;
+	struct live *l;
+	char *copy = NULL, **olds;
+	size_t i;
+	int err;
+
+	/* a name, not a query: anything a directory name may be but leifs's
+	 * own dot names and control characters */
+	for (i = 0; to[i]; i++)
+		if ((unsigned char)to[i] < 0x20 || to[i] == 0x7f)
+			break;
+	if (to[0] == '.' || to[i]) {
+		/* EPERM: mv reads EINVAL as "a subdirectory of itself" */
+		views_refused(v, "rename refused: %s: a view's name may not start with '.' nor hold "
+			      "a control character", from);
+		return EPERM;
+	}
+	if (views_thread_name(from) || views_thread_name(to))
+		return EPERM;
+	if ((err = cache_view_get(v->cache, from, &cv)))
+		return err;
+	if ((err = cache_view_rename(v->cache, from, cv.id, to)))
+		goto out;
+	/* its live state takes the new name; the old stays allocated (a
+	 * search running reads it unlocked) and is freed with it.  A search
+	 * running records under the old name and fails to: one more runs */
+	pthread_mutex_lock(&v->lock);
+	for (l = v->live; l; l = l->next) {
+		if (l->id != cv.id)
+			continue;
+		if (!(copy = strdup(to)) ||
+		    !(olds = realloc(l->old_names, (l->nold + 1) * sizeof(*olds)))) {
+			free(copy);
+			break;  /* the old name stays; the record is right */
+		}
+		l->old_names = olds;
+		l->old_names[l->nold++] = l->name;
+		l->name = copy;
+		if (l->refreshing)
+			l->again = 1;
+	}
+	pthread_mutex_unlock(&v->lock);
+out:
+	cache_view_release(&cv);
+	return err;
+}
+
 int views_unhide(views_t *v, const char *name, const char *text, size_t len,
 		 char *why, size_t whylen)
 {
@@ -480,7 +543,8 @@ int view_due(views_t *v, const struct live *l, const struct cache_view *cv, long
 	return every <= 0 || view_aged(l, cv, every);
 }
 
-int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling)
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling,
+		  int may_start)
 {
 	struct cache_view cv;
 	struct live *l;
@@ -492,6 +556,11 @@ int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *fi
 		*filling = 0;
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
+	if (!may_start && cv.last_try == 0) {
+		/* not its first search: that waits for cur/ or new/ */
+		cache_view_release(&cv);
+		return 0;
+	}
 	every = view_every(v, &cv);     /* the view's own interval, if it has one */
 	pthread_mutex_lock(&v->lock);
 	l = live_get(v, cv.id, name);

@@ -125,6 +125,15 @@ int views_thread_mid(const char *key, char **mid);
 /* rmdir (and the end of rm -rf): the view's running search stops and
  * nothing more is written under it; then it goes with all it holds. */
 int views_remove(views_t *v, const char *name);
+/* A mkdir inside view `view` (refused: EROFS): mkdir -p of a query that
+ * holds '/' made its first part a view (not searched until listed);
+ * queries/.status says to write '/' as %2F. */
+void views_mkdir_in_view(views_t *v, const char *view, const char *name);
+/* mv queries/FROM queries/TO: the view keeps its query and all it holds,
+ * under a name that need not be a query (not starting with '.', no
+ * control character: else EPERM, said in queries/.status).  EEXIST when
+ * TO is a view, EPERM for thread views (named by their Message-ID). */
+int views_rename(views_t *v, const char *from, const char *to);
 /* view-files.c: a user's writes in view `vid`, each one cache transaction
  * (cache.h says what each answers).  A message moved (to CACHE_CUR or
  * CACHE_NEW, with new flags and name tag) or unlinked (CACHE_HIDDEN): */
@@ -155,8 +164,11 @@ int views_get(views_t *v, const char *name, struct cache_view *out);
  * fill goes on.  `interrupted` (may be NULL) is set by another thread,
  * which then calls views_wake(): the wait ends at once with EINTR, the
  * fill going on.  *filling (may be NULL) is set to 1 when the first fill
- * still runs, i.e. what the cache holds now is not all of it. */
-int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling);
+ * still runs, i.e. what the cache holds now is not all of it.  Without
+ * `may_start`, a view never searched is left as it is (a listing of the
+ * view's own directory: mkdir -p and cd open it too). */
+int views_listing(views_t *v, const char *name, atomic_int *interrupted, int *filling,
+		  int may_start);
 /* A client looks at the view (a stat of it, or of its cur/ new/, as
  * neomutt's mail_check and sidebars do): when it is due by the same
  * policy as a listing, a refresh starts in the background; never waits.
@@ -227,9 +239,9 @@ void views_text_written(views_t *v, uint64_t id, const char *name, int which);
 int views_status(views_t *v, const char *name, char **out);
 /* The text of queries/.status, malloc'd: sources, the last refused mkdir
  * or .query (error:), the last 20 of them with their times
- * (refused:, oldest first), the remote index's state, then a line per view (name, state, messages,
- * in new/, last refresh, error), tab-separated.  From each view's record
- * and counters: its cost grows with the number of views, never with the
+ * (refused:, oldest first), the remote index's state, then a line per
+ * view (name, state, messages, in new/, last refresh, error, query),
+ * tab-separated.  From each view's record and counters: its cost grows with the number of views, never with the
  * messages they hold. */
 int views_errors(views_t *v, char **out);
 

@@ -84,9 +84,65 @@ test_expect_success 'refused names say why in queries/.status and create nothing
 test_expect_success 'files and other things cannot be made where views live' '
 	! touch "$Q/file" 2>/dev/null && ! ln -s x "$Q/link" 2>/dev/null &&
 	! mkfifo "$Q/fifo" 2>/dev/null && ! mkdir "$Q/s:a/cur/sub" 2>/dev/null &&
-	! mkdir "$Q/s:a/sub" 2>/dev/null && ! mv "$Q/s:a" "$Q/s:b" 2>/dev/null
+	! mkdir "$Q/s:a/sub" 2>/dev/null
 '
 test_expect_success 'the daemon is alive and answers' '
 	ls "$Q" >/dev/null && cat "$Q/.status" >/dev/null && mountpoint -q "$M"
+'
+
+# a name is a label once made: mv renames a view, which keeps its query
+# and all the user's state; a view is first searched when its mail is
+# listed (or its .query written), not when its directory is opened
+searches() { curl -fsS "$H/_count/ok"; }
+test_expect_success 'mv renames a view: query, messages, flags, hidden and .config kept' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$H/ok/,cache=$TRASH/cache-mv,timeout=3,refresh=3600" &&
+	mkdir "$Q/s:hostile" && ls "$Q/s:hostile/cur" >files && [ "$(wc -l <files)" -eq 2 ] &&
+	f=$(sed -n 1p files) && g=$(sed -n 2p files) &&
+	mv "$Q/s:hostile/cur/$f" "$Q/s:hostile/cur/${f%,*},FS" && rm "$Q/s:hostile/cur/$g" &&
+	printf "[leifs]\n\tlimit = 7\n" >"$Q/s:hostile/.config" &&
+	mv "$Q/s:hostile" "$Q/hostile mail" && ls "$Q" >views && echo "hostile mail" >expect &&
+	test_cmp expect views && echo s:hostile >expect && test_cmp expect "$Q/hostile mail/.query" &&
+	ls "$Q/hostile mail/cur" >after && echo "${f%,*},FS" >expect && test_cmp expect after &&
+	grep -qx "$(echo "$g" | cut -d. -f2)" "$Q/hostile mail/.unhide" &&
+	grep -qx "	limit = 7" "$Q/hostile mail/.config" &&
+	grep -q "^hostile mail	fresh	1	0	[^	]*	-	s:hostile$" "$Q/.status" &&
+	cat "$Q/hostile mail/.refresh" | grep -q "^hostile mail	0	1	0	fresh	-$"
+'
+test_expect_success 'a renamed view survives a remount, and mv back and forth is whole' '
+	leifs_umount "$M" &&
+	leifs_mount "$M" -o "source=$H/ok/,cache=$TRASH/cache-mv,timeout=3,refresh=3600" &&
+	ls "$Q/hostile mail/cur" >again && test_cmp expect again &&
+	(cd "$Q/hostile mail" && mv ../"hostile mail" ../h2 && ls cur >../../../cwd) && test_cmp expect cwd &&
+	mv "$Q/h2" "$Q/hostile mail" && ls "$Q/hostile mail/cur" >again && test_cmp expect again &&
+	"$LEIFS" --check "$TRASH/cache-mv" >check.out || { cat check.out; false; }
+'
+test_expect_success 'mv refuses: onto a view, a dot name, in or out of threads/, queries/.status' '
+	mkdir "$Q/s:other" &&
+	! mv -T "$Q/hostile mail" "$Q/s:other" 2>err && grep -q "exists\|not empty" err &&
+	! mv "$Q/hostile mail" "$Q/.hidden" 2>/dev/null &&
+	grep -q "rename refused: hostile mail: a view.s name may not start with" "$Q/.status" &&
+	mkdir "$M/threads/mv-$$@example.org" &&
+	! mv "$M/threads/mv-$$@example.org" "$Q/x" 2>/dev/null &&
+	! mv "$Q/s:other" "$M/threads/y@example.org" 2>/dev/null &&
+	! mv "$Q/.status" "$Q/status" 2>/dev/null &&
+	ls "$Q" | sort >views && printf "%s\n" "hostile mail" s:other | sort >expect && test_cmp expect views
+'
+test_expect_success 'a view made as a label is not searched before its mail is listed or its .query written' '
+	before=$(searches) && mkdir "$Q/rtc work" && ls -a "$Q/rtc work" >/dev/null &&
+	(cd "$Q/rtc work" && stat . cur new >/dev/null) && ls -l "$Q" >/dev/null &&
+	[ "$(searches)" -eq "$before" ] && grep -q "^state: new$" "$Q/rtc work/.status" &&
+	echo "s:hostile OR s:first" >"$Q/rtc work/.query" &&
+	test_wait_for 10 "grep -q \"^state: fresh\" \"$Q/rtc work/.status\"" &&
+	[ "$(searches)" -eq $((before + 1)) ] &&
+	grep -q "^last-query: .*s:hostile OR s:first" "$Q/rtc work/.status" &&
+	mkdir "$Q/s:listed" && [ "$(searches)" -eq $((before + 1)) ] &&
+	ls "$Q/s:listed/cur" >/dev/null && [ "$(searches)" -eq $((before + 2)) ]
+'
+test_expect_success 'mkdir -p with an unescaped /: no search, and .status says to write %2F' '
+	before=$(searches) &&
+	! mkdir -p "$Q/dfn:drivers/rtc/rtc-ds1307.c" 2>/dev/null &&
+	[ "$(searches)" -eq "$before" ] && grep -q "^state: new$" "$Q/dfn:drivers/.status" &&
+	grep -q "^error: mkdir refused: dfn:drivers/rtc: a view holds no views; write each ./. of a query as %2F (mkdir .queries/dfn:drivers%2Frtc....), then rmdir .queries/dfn:drivers.\$" "$Q/.status"
 '
 test_done
