@@ -74,12 +74,15 @@ settle() {
 	test_wait_for 30 "[ \"\$(status \"$1\" state)\" = fresh ] && [ \"\$(status \"$1\" last-refresh)\" != \"${2:-never}\" ]" ||
 		{ cat "$1/.status"; return 1; }
 }
-# start a search of view $1 with $2 written to its .refresh, wait for it
+# start a search of view $1 with $2 written to its .refresh, wait for it:
+# a read of .refresh waits for a search begun after it (a search that
+# began before the write, a listing's or the timer's, would satisfy a
+# wait on .status alone, and it is not the full one asked for)
 search() {
 	local last
 	last=$(status "$1" last-refresh)
 	past_second "$last"
-	echo "$2" >"$1/.refresh" && settle "$1" "$last"
+	echo "$2" >"$1/.refresh" && cat "$1/.refresh" >/dev/null && settle "$1" "$last"
 }
 set_config() {
 	local v=$1 last
