@@ -78,35 +78,18 @@ static int add_file(void *arg, const char *name)
 	return c->d->err;
 }
 
-/* a listing waiting for a first fill, and its interrupt */
-struct waiting {
-	atomic_int interrupted;
-	views_t *v;
-};
-
-/* another thread: the kernel forwards a signal to the process that waits
- * (Ctrl-C, kill): the listing gives up with EINTR, the fill goes on */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-	struct waiting *w = data;
-
-	(void)req;
-	atomic_store(&w->interrupted, 1);
-	views_wake(w->v);
-}
-
 static int listing(fuse_req_t req, views_t *v, const struct node *n, int *filling)
 {
-	struct waiting w = { .v = v };
+	struct fs_waiting w;
 	int err;
 
-	atomic_init(&w.interrupted, 0);
-	fuse_req_interrupt_func(req, on_interrupt, &w);
-	/* a view's own directory is opened by mkdir -p and cd as well: a
+	fs_wait_begin(req, &w);
+	/* a listing waiting for a first fill ends at an interrupt, the fill
+	 * going on.  A view's own directory is opened by mkdir -p and cd as well: a
 	 * view never searched waits for a listing of its mail (its name may
 	 * be a label, its query written to .query next) */
 	err = GUARD(v, views_listing(v, n->view, &w.interrupted, filling, n->kind != N_VIEW));
-	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
+	fs_wait_end(req);       /* w ends here */
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #ifndef LEIFS_FS_PRIVATE_H
 #define LEIFS_FS_PRIVATE_H
 
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include "fs/fs.h"
@@ -15,6 +16,17 @@
 
 /* the views of the mount a request came to */
 views_t *fs_views(fuse_req_t req);
+
+/* A handler that waits (a listing on a first fill, a read of .refresh):
+ * fs_wait_begin has the kernel's interrupt (the caller got a signal, as
+ * Ctrl-C) set w->interrupted and wake the views; fs_wait_end before w
+ * goes out of scope. */
+struct fs_waiting {
+	atomic_int interrupted;
+	views_t *v;
+};
+void fs_wait_begin(fuse_req_t req, struct fs_waiting *w);
+void fs_wait_end(fuse_req_t req);
 /* the current name of a client file node (malloc'd); ENOENT once replaced */
 int fs_file_node_name(const struct node *n, char **name);
 /* the entry for `name` in cur/ or new/ if that is exactly its name now */

@@ -331,32 +331,38 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-/* a reader of a .refresh waiting for its refresh, and its interrupt */
-struct waiting {
-	atomic_int interrupted;
-	views_t *v;
-};
-
-/* another thread: the reader got a signal (Ctrl-C): it stops waiting with
- * EINTR, the refresh goes on */
+/* another thread: the kernel forwards a signal to the process that waits
+ * (Ctrl-C, kill): the wait gives up with EINTR, what it waits for goes on */
 static void on_interrupt(fuse_req_t req, void *data)
 {
-	struct waiting *w = data;
+	struct fs_waiting *w = data;
 
 	(void)req;
 	atomic_store(&w->interrupted, 1);
 	views_wake(w->v);
 }
 
+void fs_wait_begin(fuse_req_t req, struct fs_waiting *w)
+{
+	w->v = fs_views(req);
+	atomic_init(&w->interrupted, 0);
+	fuse_req_interrupt_func(req, on_interrupt, w);
+}
+
+void fs_wait_end(fuse_req_t req)
+{
+	fuse_req_interrupt_func(req, NULL, NULL);
+}
+
+/* a read of a .refresh: its refresh, waited for */
 static int refresh_read(fuse_req_t req, struct node *n, int anew)
 {
-	struct waiting w = { .v = fs_views(req) };
+	struct fs_waiting w;
 	int err;
 
-	atomic_init(&w.interrupted, 0);
-	fuse_req_interrupt_func(req, on_interrupt, &w);
+	fs_wait_begin(req, &w);
 	err = GUARD(w.v, viewtext_refresh(w.v, n, fuse_req_ctx(req)->pid, anew, &w.interrupted));
-	fuse_req_interrupt_func(req, NULL, NULL);       /* w ends here */
+	fs_wait_end(req);       /* w ends here */
 	return err;
 }
 
