@@ -32,6 +32,9 @@ struct cache {
 	MDB_dbi imap;           /* view id + folder URL + '\0' + oid -> a
 				 * CACHE_IMAP_* byte (imap.c) */
 	MDB_dbi imapfolder;     /* view id + folder URL -> UIDVALIDITY (imap.c) */
+	MDB_dbi series;         /* view id + a key of views' -> what views
+				 * derived of its series (seriestab.c); made
+				 * by a mount, never by --check */
 	MDB_dbi imapcount;      /* view id + folder URL -> imapcount_rec (imap.c) */
 	_Atomic uint64_t imap_gen;      /* the generation counters are exact
 				 * in (a random number, imap.c); UINT64_MAX
@@ -194,6 +197,10 @@ enum walk { WALK_KEEP, WALK_DROP, WALK_STOP };
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		      enum walk (*fn)(void *arg, const MDB_val *k, const MDB_val *d),
 		      void *arg);
+/* A walk's fn that drops every record. */
+enum walk cache_walk_drop(void *arg, const MDB_val *k, const MDB_val *d);
+/* The series records of view id (seriestab.c), inside the caller's txn. */
+int cache_series_drop(cache_t *c, MDB_txn *txn, uint64_t id);
 /* The next id of a view or a source, from one counter: ids are never
  * reused, and a source's is never a view's (view.c). */
 int cache_next_id(cache_t *c, MDB_txn *txn, uint64_t *id);

@@ -30,6 +30,8 @@
  *             resumes, and the id its messages are held under (entries
  *             under an id that is never a view's: see sources.c).
  *   files     (view id, name) -> a file a client keeps in the view (files.c).
+ *   series    (view id, key) -> what views derived of the view's patch
+ *             series (series/): made again from its messages at will.
  *   marks     (view id, source) -> when the view's last search of the
  *             source that found something began: its next dt: bound.
  *   meta      the next view id.
@@ -428,6 +430,39 @@ int cache_batch_flush(cache_batch_t *b);
 uint64_t cache_batch_added(const cache_batch_t *b);
 uint64_t cache_batch_known(const cache_batch_t *b);
 void cache_batch_free(cache_batch_t *b);   /* drops what was not flushed */
+
+/* ---- series (seriestab.c): what views derive of a view's patch series ---- */
+
+/* Records under view id, keyed by up to 492 bytes of the caller's, with
+ * values opaque to the cache; removed with the view.  Derived data: views
+ * can make every record again from the view's messages. */
+struct cache_series_rec {
+	const void *key;
+	size_t klen;
+	const void *val;
+	size_t vlen;
+};
+/* Delete `del` then put `put`, in one transaction; ENOENT once the view is
+ * removed (nothing is written). */
+int cache_series_write(cache_t *c, uint64_t id, const struct cache_series_rec *put,
+		       size_t nput, const struct cache_series_rec *del, size_t ndel);
+/* A copy of one record's value, NUL-terminated (malloc'd, the caller's);
+ * ENOENT if there is none. */
+int cache_series_get(cache_t *c, uint64_t id, const void *key, size_t klen,
+		     void **val, size_t *vlen);
+/* Copy up to `size` bytes at `off` of the part [voff, voff + vlen) of a
+ * record's value into buf; *n gets the count.  EIO if the value is shorter
+ * than the part. */
+int cache_series_read(cache_t *c, uint64_t id, const void *key, size_t klen,
+		      size_t voff, size_t vlen, off_t off, size_t size, char *buf,
+		      size_t *n);
+/* Call fn for each record of view id whose key starts with `prefix`, in
+ * key order (key and value valid during the call only); a non-zero
+ * return stops and is returned. */
+int cache_series_each(cache_t *c, uint64_t id, const void *prefix, size_t plen,
+		      int (*fn)(void *arg, const void *key, size_t klen, const void *val,
+				size_t vlen),
+		      void *arg);
 
 /* ---- consistency ---- */
 

@@ -75,12 +75,6 @@ static struct old *olds_add(struct olds *o)
 	return &o->v[o->n++];
 }
 
-static enum walk drop_all(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	(void)arg, (void)k, (void)d;
-	return WALK_DROP;
-}
-
 /* the old archive views, copied out (values of a write transaction may
  * move at its next write) */
 static int find_sources(cache_t *c, MDB_txn *txn, struct olds *o)
@@ -159,10 +153,10 @@ static int move_source(cache_t *c, MDB_txn *txn, struct old *s, char *why, size_
 	    (rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
 	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
 	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT) ||
-	    (rc = cache_walk_prefix(c, txn, c->files, s->id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->marks, s->id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->away, s->id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->dedupe, s->id, drop_all, NULL)))
+	    (rc = cache_walk_prefix(c, txn, c->files, s->id, cache_walk_drop, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->marks, s->id, cache_walk_drop, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->away, s->id, cache_walk_drop, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->dedupe, s->id, cache_walk_drop, NULL)))
 		goto fail;
 	return 0;
 fail:

@@ -381,6 +381,7 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	if (upgrade && ((rc = mdb_dbi_open(txn, "imap", MDB_CREATE, &c->imap)) ||
 			(rc = mdb_dbi_open(txn, "imapfolder", MDB_CREATE, &c->imapfolder)) ||
 			(rc = mdb_dbi_open(txn, "imapcount", MDB_CREATE, &c->imapcount)) ||
+			(rc = mdb_dbi_open(txn, "series", MDB_CREATE, &c->series)) ||
 			(rc = cache_imap_open(c, txn))))
 		goto fail;
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
@@ -510,6 +511,12 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
  * each (WALK_DROP) or keep it (WALK_KEEP), and may act on it first;
  * WALK_STOP ends the walk, with 0 (drop keeps the reason in its context).
  */
+enum walk cache_walk_drop(void *arg, const MDB_val *k, const MDB_val *d)
+{
+	(void)arg, (void)k, (void)d;
+	return WALK_DROP;
+}
+
 int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 		      enum walk (*drop)(void *arg, const MDB_val *k, const MDB_val *d),
 		      void *arg)

@@ -152,12 +152,6 @@ out:
 	return err;
 }
 
-static enum walk drop_all(void *arg, const MDB_val *k, const MDB_val *d)
-{
-	(void)arg, (void)k, (void)d;
-	return WALK_DROP;
-}
-
 /* one write transaction around a walk of `dbi` under view `id` that drops
  * every record (drop_all never stops it) */
 static int drop_all_txn(cache_t *c, MDB_dbi dbi, uint64_t id)
@@ -167,7 +161,7 @@ static int drop_all_txn(cache_t *c, MDB_dbi dbi, uint64_t id)
 
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	if ((rc = cache_walk_prefix(c, txn, dbi, id, drop_all, NULL))) {
+	if ((rc = cache_walk_prefix(c, txn, dbi, id, cache_walk_drop, NULL))) {
 		mdb_txn_abort(txn);
 		return rc;
 	}
@@ -354,9 +348,10 @@ int cache_view_delete(cache_t *c, const char *name)
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
 	    ((rc = cache_errno(mdb_del(txn, c->settings, &ik, NULL))) && rc != ENOENT) ||
-	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, drop_all, NULL)) ||
-	    (rc = cache_walk_prefix(c, txn, c->away, r.id, drop_all, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, cache_walk_drop, NULL)) ||
+	    (rc = cache_walk_prefix(c, txn, c->away, r.id, cache_walk_drop, NULL)) ||
 	    (rc = cache_imap_drop_view(c, txn, r.id)) ||
+	    (c->mounted && (rc = cache_series_drop(c, txn, r.id))) ||
 	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT))
 		goto fail;
 	return cache_errno(mdb_txn_commit(txn));

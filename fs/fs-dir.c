@@ -17,6 +17,7 @@
 
 #include "fs/dirbuf.h"
 #include "fs/fs-private.h"
+#include "fs/fs-series.h"
 #include "fs/guard.h"
 #include "fs/log.h"
 #include "fs/msgname.h"
@@ -122,7 +123,7 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 			break;
 		for (i = 0; (own = viewnames_nth(i, &kind)); i++)
 			dir_add(req, d, own, (fuse_ino_t)(n->vid << 8 | (i + 2)),
-				kind <= N_TMP ? S_IFDIR : S_IFREG);
+				kind <= N_TMP || kind == N_SERIES ? S_IFDIR : S_IFREG);
 		err = GUARD(v, cache_file_each(views_cache(v), n->vid, add_file, &c));
 		break;
 	case N_CUR:
@@ -136,6 +137,10 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 		d->vid = n->vid;
 		break;
 	case N_TMP:
+		break;
+	case N_SERIES:
+	case N_SREV:
+		err = fs_series_list(req, v, n, d);
 		break;
 	default:
 		err = ENOTDIR;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fs/fs-private.h"
+#include "fs/fs-series.h"
 #include "fs/guard.h"
 #include "fs/dirbuf.h"
 #include "fs/log.h"
@@ -142,6 +143,15 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 		*timeout = 0;
 		return 0;
 	}
+	case N_SERIES:
+	case N_SREV:
+	case N_SFILE:
+		/* series change at a refresh: the kernel asks each time */
+		*timeout = 0;
+		if ((err = fs_node_view(v, n, &cv)))
+			return err;
+		cache_view_release(&cv);
+		return fs_series_attr(v, n, st);
 	default:
 		break;
 	}
@@ -274,6 +284,14 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 			return err;
 		n = node_lookup(N_MSG, parent->vid, parent->view, e.oid);
 		break;
+	case N_SERIES:
+	case N_SREV:
+		if ((err = fs_node_view(v, parent, &cv)))
+			return err;
+		cache_view_release(&cv);
+		if (!(n = fs_series_lookup(v, parent, name, &err)))
+			return err ? err : ENOMEM;
+		break;
 	default:
 		return ENOENT;
 	}
@@ -292,7 +310,7 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
 	if (n->kind == N_VIEW)
 		ep->entry_timeout = LIST_TIMEOUT;
-	if (n->kind == N_FILE)
+	if (n->kind == N_FILE || n->kind == N_SREV || n->kind == N_SFILE)
 		ep->entry_timeout = 0;
 	return 0;
 }
@@ -528,13 +546,16 @@ static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
 
 	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
 	    !may_write(n->kind))
-		return n->kind == N_MSG || viewtext_generated(n->kind) ? EROFS : EISDIR;
+		return n->kind == N_MSG || n->kind == N_SFILE || viewtext_generated(n->kind) ?
+		       EROFS : EISDIR;
 	fi->fh = 0;
 	fi->noflush = 1;
 	if (n->kind == N_MSG) {
 		fi->keep_cache = 1;     /* bytes never change under a name */
 		return 0;
 	}
+	if (n->kind == N_SFILE)
+		return 0;       /* page cache, dropped at each open */
 	fi->direct_io = 1;
 	if (!viewtext_generated(n->kind))
 		return 0;
@@ -623,6 +644,8 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 				got = size;
 			memmove(buf, buf + from, got);
 		}
+	} else if (n->kind == N_SFILE) {
+		err = fs_series_read(fs_views(req), n, off, size, &buf, &got);
 	} else if (n->kind == N_MSG) {
 		buf = malloc(size ? size : 1);
 		err = buf ? GUARD(fs_views(req), cache_msg_read(views_cache(fs_views(req)), n->oid, off, size, buf, &got))

@@ -34,7 +34,7 @@ static guint key_hash(gconstpointer p)
 		memcpy(&x, n->oid, sizeof(x));
 		h ^= x;
 	}
-	if (n->kind == N_FILE)
+	if (n->kind == N_FILE || n->kind == N_SREV || n->kind == N_SFILE)
 		h ^= g_str_hash(n->name);
 	return h;
 }
@@ -45,7 +45,8 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 
 	return x->kind == y->kind && x->vid == y->vid &&
 	       (x->kind != N_MSG || !memcmp(x->oid, y->oid, CACHE_OID_LEN)) &&
-	       (x->kind != N_FILE || !strcmp(x->name, y->name));
+	       ((x->kind != N_FILE && x->kind != N_SREV && x->kind != N_SFILE) ||
+		!strcmp(x->name, y->name));
 }
 
 int node_table_init(void)
@@ -180,6 +181,11 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view,
 			 const unsigned char *oid)
 {
 	return lookup(kind, vid, view, oid, NULL);
+}
+
+struct node *node_lookup_named(int kind, uint64_t vid, const char *view, const char *name)
+{
+	return lookup(kind, vid, view, NULL, name);
 }
 
 struct node *node_lookup_file(uint64_t vid, const char *view, const char *name)

@@ -15,6 +15,7 @@ enum node_kind {
 	N_QUERY, N_STATUS, N_REFRESH, N_MSG, N_FILE, N_CONFIG, N_UNHIDE,
 	N_QREFRESH,                     /* queries/.refresh */
 	N_THREADS,                      /* threads/: thread views (view-thread.c) */
+	N_SERIES, N_SREV, N_SFILE,      /* VIEW/series/ (fs-series.h) */
 };
 
 struct node {
@@ -74,6 +75,8 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view,
 			 const unsigned char *oid);
 /* The inode of (kind, vid) if the kernel knows it, else 0; no lookup counted. */
 uint64_t node_find_ino(int kind, uint64_t vid);
+/* Likewise for a node named within its view (N_SREV, N_SFILE). */
+struct node *node_lookup_named(int kind, uint64_t vid, const char *view, const char *name);
 /* Likewise for the client file `name` of a view. */
 struct node *node_lookup_file(uint64_t vid, const char *view, const char *name);
 /* A client file was renamed: its node (if any) now stands for `to`, as the

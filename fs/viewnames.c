@@ -10,7 +10,7 @@ static const struct {
 } view_children[] = {
 	{ "cur", N_CUR }, { "new", N_NEW }, { "tmp", N_TMP },
 	{ ".query", N_QUERY }, { ".status", N_STATUS }, { ".refresh", N_REFRESH },
-	{ ".config", N_CONFIG }, { ".unhide", N_UNHIDE },
+	{ ".config", N_CONFIG }, { ".unhide", N_UNHIDE }, { "series", N_SERIES },
 };
 
 /* the kind of a view's own child `name`, or -1 */

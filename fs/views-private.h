@@ -146,6 +146,8 @@ struct views {
 	struct local *locals;   /* open local archives; protected by lock */
 	pthread_mutex_t local_open; /* one open of a local index at a time;
 				 * never taken under lock */
+	pthread_mutex_t series; /* one update of a series table at a time
+				 * (view-series.c); never taken under lock */
 	struct index_job *jobs; /* for the indexer thread; protected by lock */
 	pthread_t indexer;
 	int indexer_running;    /* protected by lock */

@@ -91,6 +91,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_mutex_init(&v->lock, NULL);
 	pthread_mutex_init(&v->apply, NULL);
 	pthread_mutex_init(&v->local_open, NULL);
+	pthread_mutex_init(&v->series, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&v->done, &ca);
@@ -148,6 +149,7 @@ void views_close(views_t *v)
 	pthread_mutex_destroy(&v->lock);
 	pthread_mutex_destroy(&v->apply);
 	pthread_mutex_destroy(&v->local_open);
+	pthread_mutex_destroy(&v->series);
 	pthread_cond_destroy(&v->done);
 	pthread_cond_destroy(&v->refreshed);
 	pthread_cond_destroy(&v->wake);

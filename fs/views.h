@@ -245,4 +245,25 @@ int views_status(views_t *v, const char *name, char **out);
  * messages they hold. */
 int views_errors(views_t *v, char **out);
 
+/*
+ * Series (view-series.c): VIEW/series/NAME/{am.mbx,cover,info}, what
+ * `b4 am -m VIEW MSGID` writes for each revision of each patch series
+ * the view holds, derived from its messages and kept in the cache.
+ */
+enum { VIEWS_SERIES_AM, VIEWS_SERIES_COVER, VIEWS_SERIES_INFO };
+/* Bring view id's series up to date with its messages: cheap when none
+ * changed (a walk of its entries), else only changed threads are read. */
+int views_series_update(views_t *v, uint64_t id);
+/* The names under series/, in name order. */
+int views_series_each(views_t *v, uint64_t id, int (*fn)(void *arg, const char *name),
+		      void *arg);
+/* When series/ last changed (0: never made). */
+int views_series_mtime(views_t *v, uint64_t id, int64_t *mtime);
+/* A file of revision `name`: ENOENT if there is no such revision (or no
+ * cover); its size and mtime; a slice of its bytes. */
+int views_series_stat(views_t *v, uint64_t id, const char *name, int which, size_t *size,
+		      int64_t *mtime);
+int views_series_read(views_t *v, uint64_t id, const char *name, int which, off_t off,
+		      size_t size, char *buf, size_t *n);
+
 #endif

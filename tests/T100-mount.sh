@@ -12,7 +12,7 @@ test_expect_success 'leifs mounts' 'leifs_mount "$M" $OPTS && [ -d "$M/queries" 
 V="$M/queries/s:rtc"
 test_expect_success 'mkdir makes a maildir view' '
 	mkdir "$V" && ls -a "$V" >actual &&
-	printf "%s\n" . .. .config .query .refresh .status .unhide cur new tmp >expect && test_cmp expect actual
+	printf "%s\n" . .. .config .query .refresh .status .unhide cur new series tmp >expect && test_cmp expect actual
 '
 test_expect_success 'the first listing fetches the matches into cur/' '
 	curl -fsS -d "" "${PI_URL}?q=s:rtc&x=m" | gzip -dc | grep -c "^From mboxrd@z" >expect &&

@@ -23,7 +23,7 @@ mkdir -p "$HOME"
 # the view holds its own files and nothing else
 no_stray() {
 	ls -A "$V" >files &&
-	printf '%s\n' .config .query .refresh .status .unhide cur new tmp >expect &&
+	printf '%s\n' .config .query .refresh .status .unhide cur new series tmp >expect &&
 	test_cmp expect files
 }
 # the key $1 of .config reads $2

@@ -41,7 +41,7 @@ test_expect_success 'leifs mounts; the root has queries/ and threads/' '
 '
 test_expect_success 'mkdir threads/<id> makes a maildir view with the files of a query view' '
 	[ -n "$COVER" ] && mkdir "$T/$COVER" && ls -a "$T/$COVER" >actual &&
-	printf "%s\n" . .. .config .query .refresh .status .unhide cur new tmp >expect &&
+	printf "%s\n" . .. .config .query .refresh .status .unhide cur new series tmp >expect &&
 	test_cmp expect actual
 '
 test_expect_success 'it holds the whole thread: the blob ids of the server'"'"'s t.mbox.gz' '

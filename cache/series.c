@@ -1,0 +1,662 @@
+/*
+ * A thread into series (series.h), as b4 0.12's `b4 am -m MBOX -v N MSGID`
+ * reads it: LoreMailbox.add_message and get_series (trailers of
+ * follow-ups, the cover letter found), LoreSeries.add_patch, get_slug and
+ * get_am_ready, and make_am's cover, base-commit and warnings.  Messages
+ * are taken in date order (b4 takes them in the order of its mailbox; an
+ * mbox written in date order gives the same).  Left out, with a warning
+ * where b4 would act: the partial reroll b4 reconstitutes from an older
+ * revision.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache-private.h"
+#include "cache/series-private.h"
+
+/* ---- threading facts ---- */
+
+int series_links(const char *raw, size_t len, char ***ids, size_t *n)
+{
+	GByteArray *hold;
+	GMimeMessage *msg = cache_mail_parse(raw, len, &hold);
+	GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GPtrArray *out = g_ptr_array_new(), *v;
+	static const char *const hs[] = { "Message-Id", "In-Reply-To", "References" };
+	guint i, j;
+
+	*ids = NULL;
+	*n = 0;
+	if (!msg) {
+		cache_mail_done(NULL, hold);
+		g_hash_table_destroy(seen);
+		g_ptr_array_free(out, TRUE);
+		return EINVAL;
+	}
+	for (j = 0; j < 3; j++) {
+		GPtrArray *got = g_ptr_array_new_with_free_func(g_free);
+
+		v = cache_hdr_raw(GMIME_OBJECT(msg), hs[j]);
+		/* the first Message-ID only: what b4 keys a message by */
+		for (i = 0; i < v->len && (j || !got->len); i++)
+			cache_extract_ids(v->pdata[i], got, seen);
+		if (j == 0 && !got->len)
+			g_ptr_array_add(out, strdup(""));
+		for (i = 0; i < got->len && (j || i < 1); i++)
+			g_ptr_array_add(out, strdup(got->pdata[i]));
+		g_ptr_array_unref(got);
+		g_ptr_array_unref(v);
+	}
+	cache_mail_done(msg, hold);
+	g_hash_table_destroy(seen);
+	for (i = 0; i < out->len; i++)
+		if (!out->pdata[i]) {
+			series_links_free((char **)out->pdata, out->len);
+			g_ptr_array_free(out, FALSE);
+			return ENOMEM;
+		}
+	*n = out->len;
+	*ids = (char **)g_ptr_array_free(out, FALSE);
+	return 0;
+}
+
+void series_links_free(char **ids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	g_free(ids);
+}
+
+int series_is_patch(const char *raw, size_t len)
+{
+	struct lmsg *m = lmsg_new(raw, len);
+	int patch;
+
+	if (!m)
+		return 0;
+	/* add_message: a patch, or a cover letter */
+	patch = !m->reply && (m->has_diff || (m->counter == 0 &&
+					      (!m->counters_inferred || m->has_diffstat)));
+	lmsg_free(m);
+	return patch;
+}
+
+/* ---- LoreMailbox, LoreSeries ---- */
+
+struct lseries {
+	int revision, expected;
+	GPtrArray *patches;     /* of struct lmsg * (not owned), [0]: the cover */
+	int complete, has_cover;
+	char *base_commit, *change_id, *subject;
+	GPtrArray *mismatches;  /* of struct trailer * (not owned) */
+	GString *warnings;
+};
+
+struct mailbox {
+	GHashTable *msgid_map;  /* msgid -> struct lmsg * */
+	GHashTable *series;     /* revision -> struct lseries * */
+	GHashTable *covers;     /* revision -> struct lmsg * */
+	GPtrArray *followups;
+	GHashTable *trailer_map;        /* pwhash -> GPtrArray of struct trailer * */
+	const struct series_limits *lim;
+	GString *warnings;      /* of the whole thread */
+};
+
+static void lseries_free(struct lseries *s)
+{
+	g_ptr_array_free(s->patches, TRUE);
+	g_free(s->base_commit);
+	g_free(s->change_id);
+	g_free(s->subject);
+	g_ptr_array_free(s->mismatches, TRUE);
+	g_string_free(s->warnings, TRUE);
+	g_free(s);
+}
+
+static struct lseries *lseries_new(int revision, int expected)
+{
+	struct lseries *s = g_new0(struct lseries, 1);
+
+	s->revision = revision;
+	s->expected = expected;
+	s->patches = g_ptr_array_new();
+	g_ptr_array_set_size(s->patches, expected + 1);
+	s->subject = g_strdup("(untitled)");
+	s->mismatches = g_ptr_array_new();
+	s->warnings = g_string_new(NULL);
+	return s;
+}
+
+static struct lmsg *patch_at(struct lseries *s, int i)
+{
+	return i >= 0 && (guint)i < s->patches->len ? s->patches->pdata[i] : NULL;
+}
+
+static void add_patch(struct lseries *s, struct lmsg *m)
+{
+	struct lmsg *o;
+	guint i;
+
+	if (m->expected + 1 > (int)s->patches->len)
+		g_ptr_array_set_size(s->patches, m->expected + 1);
+	s->expected = m->expected;
+	if ((o = patch_at(s, m->counter))) {
+		if (o->reply || (o->counters_inferred && !m->counters_inferred))
+			s->patches->pdata[m->counter] = m;
+		else if (o != m)
+			g_string_append_printf(s->warnings,
+					       "warning: two different messages are patch %d/%d; "
+					       "the first (<%s>) is used\n", m->counter, m->expected,
+					       o->msgid ? o->msgid : "");
+	} else {
+		s->patches->pdata[m->counter] = m;
+	}
+	s->complete = 1;
+	for (i = 1; i < s->patches->len; i++)
+		if (!s->patches->pdata[i])
+			s->complete = 0;
+	if (m->counter == 0 && m->body) {
+		if (strstr(m->body, "\nbase-commit:")) {
+			g_free(s->base_commit);
+			s->base_commit = re_group("^base-commit: .*?([\\da-f]+)", m->body,
+						  G_REGEX_CASELESS | G_REGEX_MULTILINE, 1);
+		}
+		if (strstr(m->body, "\nchange-id:")) {
+			g_free(s->change_id);
+			s->change_id = re_group("^change-id:\\s+(\\S+)", m->body,
+						G_REGEX_CASELESS | G_REGEX_MULTILINE, 1);
+		}
+	}
+	if (patch_at(s, 0)) {
+		g_free(s->subject);
+		s->subject = g_strdup(patch_at(s, 0)->ls.subject);
+	} else if (patch_at(s, 1)) {
+		g_free(s->subject);
+		s->subject = g_strdup(patch_at(s, 1)->ls.subject);
+	}
+}
+
+static struct lmsg *by_msgid(struct mailbox *b, const char *id)
+{
+	return id ? g_hash_table_lookup(b->msgid_map, id) : NULL;
+}
+
+static void add_message(struct mailbox *b, struct lmsg *m)
+{
+	struct lseries *s;
+
+	if (m->msgid && g_hash_table_contains(b->msgid_map, m->msgid))
+		return;
+	if (m->msgid)
+		g_hash_table_insert(b->msgid_map, m->msgid, m);
+	if (m->reply) {
+		g_ptr_array_add(b->followups, m);
+		return;
+	}
+	if (m->counter > (int)b->lim->max_patches || m->expected > (int)b->lim->max_patches) {
+		g_string_append_printf(b->warnings, "warning: patch %d/%d is past the %zu patches "
+				       "a series may have here: left out\n", m->counter, m->expected,
+				       b->lim->max_patches);
+		return;
+	}
+	if (m->counter == 0 && (!m->counters_inferred || m->has_diffstat)) {
+		g_hash_table_insert(b->covers, GINT_TO_POINTER(m->revision), m);
+		return;
+	}
+	if (!m->has_diff) {
+		if (m->ls.patch && !m->counters_inferred)
+			g_string_append_printf(b->warnings, "warning: patch %d/%d (<%s>) has no diff\n",
+					       m->counter, m->expected, m->msgid ? m->msgid : "");
+		return;         /* an unknown */
+	}
+	if (!g_hash_table_contains(b->series, GINT_TO_POINTER(m->revision)) &&
+	    m->revision_inferred && m->in_reply_to) {
+		struct lmsg *irt = by_msgid(b, m->in_reply_to);
+
+		if (irt && irt->has_diffstat && !irt->has_diff)
+			m->revision = irt->revision;
+		else if (m->counter > 0 && irt && irt->has_diff && irt->counter == 1)
+			m->revision = irt->revision;
+	}
+	if (!(s = g_hash_table_lookup(b->series, GINT_TO_POINTER(m->revision)))) {
+		s = lseries_new(m->revision, m->expected);
+		g_hash_table_insert(b->series, GINT_TO_POINTER(m->revision), s);
+	}
+	/* a new revision from an author who did not number it */
+	if (m->counter == 1 && m->counters_inferred && !m->reply && m->ls.patch && !m->ls.resend) {
+		struct lmsg *o = patch_at(s, m->counter);
+
+		if (o && o->counters_inferred && !strcmp(m->fromemail, o->fromemail) &&
+		    o->date < m->date) {
+			m->revision = (int)g_hash_table_size(b->series) + 1;
+			s = lseries_new(m->revision, m->expected);
+			g_hash_table_insert(b->series, GINT_TO_POINTER(m->revision), s);
+		}
+	}
+	add_patch(s, m);
+}
+
+static void mailbox_free(struct mailbox *b)
+{
+	g_hash_table_destroy(b->msgid_map);
+	g_hash_table_destroy(b->series);
+	g_hash_table_destroy(b->covers);
+	g_ptr_array_free(b->followups, TRUE);
+	g_hash_table_destroy(b->trailer_map);
+	g_string_free(b->warnings, TRUE);
+}
+
+static void mailbox_init(struct mailbox *b, const struct series_limits *lim)
+{
+	b->msgid_map = g_hash_table_new(g_str_hash, g_str_equal);
+	b->series = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+					  (GDestroyNotify)lseries_free);
+	b->covers = g_hash_table_new(g_direct_hash, g_direct_equal);
+	b->followups = g_ptr_array_new();
+	b->trailer_map = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+					       (GDestroyNotify)g_ptr_array_unref);
+	b->lim = lim;
+	b->warnings = g_string_new(NULL);
+}
+
+static void add_trailers(GPtrArray *to, GPtrArray *from)
+{
+	guint i;
+
+	for (i = 0; i < from->len; i++)
+		g_ptr_array_add(to, from->pdata[i]);
+}
+
+/* get_series(revision): the cover found, follow-ups' trailers given */
+static struct lseries *get_series(struct mailbox *b, int revision)
+{
+	struct lseries *s = g_hash_table_lookup(b->series, GINT_TO_POINTER(revision));
+	struct lmsg *cover;
+	guint i, j;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < s->patches->len && !s->patches->pdata[i]; i++)
+		;
+	if (i == s->patches->len)
+		return NULL;
+	if ((cover = g_hash_table_lookup(b->covers, GINT_TO_POINTER(revision)))) {
+		add_patch(s, cover);
+		s->has_cover = 1;
+	} else {
+		for (i = 0; i < s->patches->len; i++) {
+			struct lmsg *p = s->patches->pdata[i], *pot;
+
+			if (!p || !p->in_reply_to)
+				continue;
+			pot = by_msgid(b, p->in_reply_to);
+			if (pot && pot->has_diffstat && !pot->has_diff) {
+				s->patches->pdata[0] = pot;
+				s->has_cover = 1;
+			}
+			break;
+		}
+	}
+	for (i = 0; i < b->followups->len; i++) {
+		struct lmsg *f = b->followups->pdata[i], *p = NULL;
+		GPtrArray *tr, *mism;
+
+		if (!f->trailers->len)
+			continue;
+		if (!f->in_reply_to) {
+			char **refs = g_regex_split_simple("\\s+", f->references, 0, 0);
+
+			for (j = 0; refs[j] && !p; j++) {
+				char *r = refs[j], *e;
+
+				while (*r == '<' || *r == '>')
+					r++;
+				for (e = r + strlen(r); e > r && (e[-1] == '<' || e[-1] == '>'); e--)
+					e[-1] = '\0';
+				if (*r && (!f->msgid || strcmp(r, f->msgid)))
+					p = by_msgid(b, r);
+			}
+			g_strfreev(refs);
+			if (!p)
+				continue;
+		} else if (!(p = by_msgid(b, f->in_reply_to))) {
+			continue;
+		}
+		tr = g_ptr_array_new();
+		mism = g_ptr_array_new();
+		lmsg_get_trailers(f, tr, mism);
+		add_trailers(s->mismatches, mism);
+		g_ptr_array_free(mism, TRUE);
+		for (;;) {
+			if (p->has_diff && !p->reply) {
+				if (p->revision != revision && p->pwhash) {
+					GPtrArray *l = g_hash_table_lookup(b->trailer_map, p->pwhash);
+
+					if (!l) {
+						l = g_ptr_array_new();
+						g_hash_table_insert(b->trailer_map, p->pwhash, l);
+					}
+					add_trailers(l, tr);
+				}
+				add_trailers(p->followup_trailers, tr);
+				break;
+			}
+			if (!p->reply) {
+				add_trailers(p->followup_trailers, tr);
+				break;
+			}
+			if (p->in_reply_to && by_msgid(b, p->in_reply_to)) {
+				for (j = 0; j < p->trailers->len; j++) {
+					((struct trailer *)p->trailers->pdata[j])->from = p;
+					g_ptr_array_add(tr, p->trailers->pdata[j]);
+				}
+				p = by_msgid(b, p->in_reply_to);
+				continue;
+			}
+			break;
+		}
+		g_ptr_array_free(tr, TRUE);
+	}
+	/* trailers of an older revision's same patch carry over */
+	for (i = 0; i < s->patches->len; i++) {
+		struct lmsg *p = s->patches->pdata[i];
+		GPtrArray *l;
+
+		if (p && p->pwhash && (l = g_hash_table_lookup(b->trailer_map, p->pwhash)))
+			add_trailers(p->followup_trailers, l);
+	}
+	return s;
+}
+
+/* get_slug(extended=True) */
+static char *slug(struct lseries *s)
+{
+	struct lmsg *m = NULL;
+	char *local, *unsafe, *sl, *lower, *out;
+	const char *at, *end;
+	guint i;
+
+	for (i = 0; i < s->patches->len && !(m = s->patches->pdata[i]); i++)
+		;
+	if (!m)
+		return g_strdup("undefined");
+	{
+		char *n = NULL, *e = NULL;
+
+		parseaddr(m->from_hdr, &n, &e);
+		at = strchr(e, '@');
+		local = at ? g_strndup(e, (gsize)(at - e)) : g_strdup(e);
+		g_free(n);
+		g_free(e);
+	}
+	unsafe = g_strdup_printf("%s_%s_%s", m->datestamp, local, m->ls.subject);
+	sl = re_sub("(*UCP)\\W+", "_", unsafe, 0);
+	/* strip('_') */
+	{
+		char *p = sl, *q;
+
+		while (*p == '_')
+			p++;
+		q = p + strlen(p);
+		while (q > p && q[-1] == '_')
+			*--q = '\0';
+		lower = g_utf8_strdown(p, -1);
+	}
+	if (s->revision != 1)
+		out = g_strdup_printf("v%d_%s", s->revision, lower);
+	else
+		out = g_strdup(lower);
+	/* slug[:100]: code points */
+	if (g_utf8_strlen(out, -1) > 100) {
+		end = g_utf8_offset_to_pointer(out, 100);
+		out[end - out] = '\0';
+	}
+	g_free(local);
+	g_free(unsafe);
+	g_free(sl);
+	g_free(lower);
+	return out;
+}
+
+/* ---- series_thread ---- */
+
+static void reset(struct lmsg *m)
+{
+	m->revision = m->ls.revision;
+	m->reroll_from_revision = 0;
+	g_ptr_array_set_size(m->followup_trailers, 0);
+}
+
+struct dated {
+	struct lmsg *m;
+	size_t i;
+};
+
+static int cmp_dated(const void *a, const void *b)
+{
+	const struct dated *x = a, *y = b;
+
+	if (x->m->date != y->m->date)
+		return x->m->date < y->m->date ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void trailer_line(GString *s, const char *what, const struct trailer *t)
+{
+	g_string_append_printf(s, "warning: %s", what);
+	trailer_append(s, t, 1);
+	g_string_append_c(s, '\n');
+}
+
+/* one revision, from a mailbox made anew (get_series adds to messages) */
+static int render(struct lmsg **all, size_t n, const struct series_limits *lim, int revision,
+		  int64_t newest, struct series_rev *r)
+{
+	struct mailbox b;
+	struct lseries *s;
+	GString *am = g_string_new(NULL), *info = g_string_new(NULL), *missing = g_string_new(NULL);
+	struct lmsg *top = NULL;
+	char *base = NULL;
+	unsigned added = 0, have = 0;
+	GHashTableIter it;
+	gpointer k, v;
+	size_t i;
+	guint j, q;
+
+	for (i = 0; i < n; i++)
+		reset(all[i]);
+	mailbox_init(&b, lim);
+	for (i = 0; i < n; i++)
+		add_message(&b, all[i]);
+	if (!(s = get_series(&b, revision))) {
+		mailbox_free(&b);
+		g_string_free(am, TRUE);
+		g_string_free(info, TRUE);
+		g_string_free(missing, TRUE);
+		return ENOENT;
+	}
+	for (j = 1; j < s->patches->len; j++) {
+		struct lmsg *p = s->patches->pdata[j];
+
+		if (!p) {
+			g_string_append_printf(missing, missing->len ? " %u" : "%u", j);
+			continue;
+		}
+		have++;
+		g_string_append(am, "From git@z Thu Jan  1 00:00:00 1970\n");
+		added += lmsg_am_message(p, 1, am);
+		if (p->ls.counter > p->ls.expected && !p->counters_inferred)
+			g_string_append_printf(info, "warning: patch %d/%d is numbered past its "
+					       "series' count\n", p->ls.counter, p->ls.expected);
+	}
+	for (j = 0; j < s->patches->len && !top; j++)
+		top = s->patches->pdata[j];
+	memset(r, 0, sizeof(*r));
+	r->revision = revision;
+	r->name = slug(s);
+	r->msgid = g_strdup(top && top->msgid ? top->msgid : "");
+	r->change_id = g_strdup(s->change_id ? s->change_id : "");
+	r->subject = g_strdup(s->subject);
+	r->date = newest;
+	r->amlen = am->len;
+	r->am = g_string_free(am, FALSE);
+	if (s->has_cover && s->patches->pdata[0]) {
+		GString *c = g_string_new(NULL);
+
+		lmsg_am_message(s->patches->pdata[0], 0, c);
+		r->coverlen = c->len;
+		r->cover = g_string_free(c, FALSE);
+	}
+	if (top && top->body) {
+		base = re_group("base-commit: .*?([\\da-f]+)", top->body, G_REGEX_MULTILINE, 1);
+		if (!base)
+			base = re_group("based on .*?([\\da-f]{40})", top->body, G_REGEX_MULTILINE, 1);
+	}
+	{
+		GString *own = g_string_new(NULL);
+
+		g_string_append_printf(own, "message-id: <%s>\nrevision: %d\npatches: %u/%d\n",
+				       r->msgid, revision, have, s->expected);
+		if (missing->len)
+			g_string_append_printf(own, "missing: %s\n", missing->str);
+		g_string_append_printf(own, "trailers-added: %u\n", added);
+		if (base)
+			g_string_append_printf(own, "base-commit: %s\n", base);
+		if (*r->change_id)
+			g_string_append_printf(own, "change-id: %s\n", r->change_id);
+		if (missing->len)
+			g_string_append(own, "warning: thread incomplete: patches missing\n");
+		g_string_append(own, b.warnings->str);
+		g_string_append(own, s->warnings->str);
+		g_string_append(own, info->str);
+		if (s->has_cover && s->patches->pdata[0]) {
+			struct lmsg *c = s->patches->pdata[0];
+
+			for (j = 0; j < c->followup_trailers->len; j++)
+				trailer_line(own, "trailer sent to the cover letter, not applied "
+					     "(b4 am -t applies it): ", c->followup_trailers->pdata[j]);
+		}
+		for (j = 0; j < s->mismatches->len; j++) {
+			struct trailer *t = s->mismatches->pdata[j];
+
+			trailer_line(own, "trailer ignored, its sender is not its person: ", t);
+		}
+		/* trailers given to another revision's patch that this one
+		 * does not carry (the patch changed) */
+		g_hash_table_iter_init(&it, b.msgid_map);
+		while (g_hash_table_iter_next(&it, &k, &v)) {
+			struct lmsg *p = v;
+			int carried = 0;
+
+			if (!p->has_diff || p->reply || p->revision == revision ||
+			    !p->followup_trailers->len)
+				continue;
+			for (q = 1; q < s->patches->len && !carried; q++) {
+				struct lmsg *x = s->patches->pdata[q];
+
+				carried = x && x->pwhash && p->pwhash && !strcmp(x->pwhash, p->pwhash);
+			}
+			if (carried)
+				continue;
+			for (q = 0; q < p->followup_trailers->len; q++) {
+				GString *w = g_string_new(NULL);
+
+				g_string_printf(w, "trailer given to v%d's patch %d/%d, not carried: ",
+						p->revision, p->counter, p->expected);
+				trailer_line(own, w->str, p->followup_trailers->pdata[q]);
+				g_string_free(w, TRUE);
+			}
+		}
+		r->info = g_string_free(own, FALSE);
+	}
+	g_free(base);
+	g_string_free(info, TRUE);
+	g_string_free(missing, TRUE);
+	mailbox_free(&b);
+	return 0;
+}
+
+int series_thread(const struct series_msg *msgs, size_t nmsgs,
+		  const struct series_limits *lim, struct series_rev **out, size_t *nout)
+{
+	struct dated *d = g_new0(struct dated, nmsgs ? nmsgs : 1);
+	struct lmsg **all = g_new0(struct lmsg *, nmsgs ? nmsgs : 1);
+	GArray *revs = g_array_new(FALSE, FALSE, sizeof(int));
+	GArray *res = g_array_new(FALSE, TRUE, sizeof(struct series_rev));
+	struct mailbox b;
+	GHashTableIter it;
+	gpointer k, v;
+	int64_t newest = 0;
+	size_t i, n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < nmsgs; i++) {
+		struct lmsg *m = lmsg_new(msgs[i].raw, msgs[i].len);
+
+		if (!m)
+			continue;
+		d[n].m = m;
+		d[n].i = i;
+		n++;
+		if (m->date > newest)
+			newest = m->date;
+	}
+	qsort(d, n, sizeof(*d), cmp_dated);
+	for (i = 0; i < n; i++)
+		all[i] = d[i].m;
+	/* the revisions the thread has */
+	mailbox_init(&b, lim);
+	for (i = 0; i < n; i++)
+		add_message(&b, all[i]);
+	g_hash_table_iter_init(&it, b.series);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		int rev = GPOINTER_TO_INT(k);
+
+		g_array_append_val(revs, rev);
+	}
+	mailbox_free(&b);
+	qsort(revs->data, revs->len, sizeof(int), cmp_int);
+	for (i = 0; i < revs->len; i++) {
+		struct series_rev r;
+
+		if (!render(all, n, lim, g_array_index(revs, int, i), newest, &r))
+			g_array_append_val(res, r);
+	}
+	for (i = 0; i < n; i++)
+		lmsg_free(all[i]);
+	g_free(all);
+	g_free(d);
+	g_array_free(revs, TRUE);
+	*nout = res->len;
+	*out = (struct series_rev *)(void *)g_array_free(res, res->len == 0);
+	if (!*nout)
+		*out = NULL;
+	return 0;
+}
+
+void series_revs_free(struct series_rev *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		g_free(r[i].name);
+		g_free(r[i].msgid);
+		g_free(r[i].change_id);
+		g_free(r[i].subject);
+		g_free(r[i].am);
+		g_free(r[i].cover);
+		g_free(r[i].info);
+	}
+	g_free(r);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""b4-compare.py VIEW MBOX OUTDIR
+
+For each VIEW/series/NAME, runs `b4 am -m MBOX -v REVISION MSGID -o DIR`
+(b4 0.12, offline, with the HOME of the environment) for the revision and
+Message-ID its info names, and compares, patch by patch: that b4 wrote
+NAME.mbx, and for each patch its Subject, From and Date headers and its body
+(commit message, trailers, diff) byte for byte; then the cover with b4's
+.cover.  The Content-Transfer-Encoding header and the From-line separator
+are not compared (the brief lets them differ).  Prints a line per
+difference and a last line "series N, patches P, equal E, different D";
+exits 1 when anything differs or b4 wrote nothing for a series."""
+import os, subprocess, sys
+
+
+def info(path):
+    d = {}
+    for line in open(path, encoding="utf-8"):
+        k, _, v = line.rstrip("\n").partition(": ")
+        d.setdefault(k, v)
+    return d
+
+
+def split_mbx(data):
+    sep = b"From git@z Thu Jan  1 00:00:00 1970\n"
+    if not data:
+        return []
+    parts = data.split(sep)
+    return [p for p in parts[1:]] if data.startswith(sep) else parts
+
+
+def parse(msg):
+    head, _, body = msg.partition(b"\n\n")
+    h = {}
+    # folded header lines, unfolded (b4 folds at 75 columns)
+    for line in head.replace(b"\n ", b" ").replace(b"\n\t", b" ").split(b"\n"):
+        k, _, v = line.partition(b": ")
+        h[k.lower()] = v
+    return h, body
+
+
+def same(a, b, what, name, out):
+    ha, ba = parse(a)
+    hb, bb = parse(b)
+    ok = True
+    for k in (b"subject", b"from", b"date", b"message-id"):
+        if ha.get(k) != hb.get(k):
+            out.append("%s: %s: %s: leifs %r, b4 %r" % (name, what, k.decode(), ha.get(k), hb.get(k)))
+            ok = False
+    if ba != bb:
+        out.append("%s: %s: body differs" % (name, what))
+        la, lb = ba.split(b"\n"), bb.split(b"\n")
+        for i in range(max(len(la), len(lb))):
+            x = la[i] if i < len(la) else None
+            y = lb[i] if i < len(lb) else None
+            if x != y:
+                out.append("   line %d: leifs %r / b4 %r" % (i + 1, x, y))
+                break
+        ok = False
+    return ok
+
+
+def main():
+    view, mbox, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    sdir = os.path.join(view, "series")
+    nseries = npatches = equal = different = 0
+    msgs = []
+    for name in sorted(os.listdir(sdir)):
+        nseries += 1
+        i = info(os.path.join(sdir, name, "info"))
+        mid = i["message-id"].strip("<>")
+        d = os.path.join(outdir, name)
+        os.makedirs(d, exist_ok=True)
+        r = subprocess.run(["b4", "--offline-mode", "am", "-m", mbox, "-v", i["revision"], mid,
+                            "-o", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=d,
+                           timeout=120)
+        ref = os.path.join(d, name + ".mbx")
+        if not os.path.exists(ref):
+            msgs.append("%s: b4 wrote no %s.mbx: %s" % (name, name, os.listdir(d)))
+            msgs.append(r.stdout.decode(errors="replace")[-2000:])
+            different += 1
+            continue
+        mine = split_mbx(open(os.path.join(sdir, name, "am.mbx"), "rb").read())
+        theirs = split_mbx(open(ref, "rb").read())
+        if len(mine) != len(theirs):
+            msgs.append("%s: %d patches, b4 %d" % (name, len(mine), len(theirs)))
+            different += 1
+            continue
+        for k, (a, b) in enumerate(zip(mine, theirs)):
+            npatches += 1
+            if same(a, b, "patch %d" % (k + 1), name, msgs):
+                equal += 1
+            else:
+                different += 1
+        cref = os.path.join(d, name + ".cover")
+        cmine = os.path.join(sdir, name, "cover")
+        if os.path.exists(cref) != os.path.exists(cmine):
+            msgs.append("%s: cover: leifs %s, b4 %s" % (name, os.path.exists(cmine),
+                                                       os.path.exists(cref)))
+            different += 1
+        elif os.path.exists(cref):
+            if not same(open(cmine, "rb").read(), open(cref, "rb").read(), "cover", name, msgs):
+                different += 1
+    for m in msgs:
+        print(m)
+    print("series %d, patches %d, equal %d, different %d" % (nseries, npatches, equal, different))
+    sys.exit(1 if different or not nseries else 0)
+
+
+main()

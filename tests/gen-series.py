@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""gen-series.py [-s SEED] [-n SERIES] [-t NOW] OUTDIR
+
+Writes patch series as kernel lists see them, one raw message per file in
+OUTDIR/linux-rtc/NNNNN.eml (date order), for series/ tests against b4:
+revisions v1..v3 (v2 and v3 in reply to the previous cover, as
+git send-email --in-reply-to does, or as threads of their own), cover
+letters with base-commit: and change-id:, prefixes b4 takes ([RFC PATCH],
+[PATCH net-next v2], [PATCHv3]), replies to patches and to the cover with
+trailers (Reviewed-by, Acked-by, Tested-by, Reported-by, Fixes, Link),
+nested replies, a quoted "> Acked-by:" that is no trailer, a trailer by
+someone else than the sender, a patch missing from its series, a patch
+sent twice, a single patch without a cover, an in-body From: and a
+scissors line.  The same seed and NOW give the same bytes."""
+import email.utils, os, random, sys, time
+
+PEOPLE = [
+    ("Alexandre Belloni", "alexandre.belloni@bootlin.com"),
+    ("Guenter Roeck", "linux@roeck-us.net"),
+    ("Uwe Kleine-König", "u.kleine-koenig@pengutronix.de"),
+    ("Chris Packham", "chris.packham@alliedtelesis.co.nz"),
+    ("Krzysztof Kozlowski", "krzk@kernel.org"),
+    ("Zoë Ångström", "zoe@example.org"),
+]
+FILES = ["drivers/rtc/rtc-ds1307.c", "drivers/rtc/rtc-pcf8563.c", "drivers/rtc/interface.c",
+         "drivers/watchdog/imx2_wdt.c", "include/linux/rtc.h"]
+TOPICS = ["add support for watchdog timer", "fix alarm irq handling", "use devm helpers",
+          "drop unused variable", "convert to dt schema", "handle century bit"]
+
+
+class Gen:
+    def __init__(self, seed, now):
+        self.rng = random.Random(seed)
+        self.t = now - 80 * 86400
+        self.n = 0
+        self.out = []
+
+    def tick(self):
+        self.t += self.rng.randint(300, 4000)
+        return self.t
+
+    def mid(self):
+        self.n += 1
+        return "%d.%d-series@%s" % (self.t, self.n, "example.org")
+
+    def send(self, frm, subject, body, irt=None, refs=(), mid=None):
+        mid = mid or self.mid()
+        name, addr = frm
+        enc = email.utils.formataddr((name, addr), charset="utf-8") if any(
+            ord(c) > 127 for c in name) else "%s <%s>" % (name, addr)
+        h = ["From: %s" % enc, "To: linux-rtc@vger.kernel.org",
+             "Subject: %s" % subject, "Date: %s" % email.utils.formatdate(self.tick()),
+             "Message-ID: <%s>" % mid]
+        if irt:
+            h.append("In-Reply-To: <%s>" % irt)
+            h.append("References: %s" % " ".join("<%s>" % r for r in list(refs) + [irt]))
+        h += ["MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
+              "Content-Transfer-Encoding: 8bit", "List-Id: <linux-rtc.vger.kernel.org>"]
+        self.out.append("\n".join(h) + "\n\n" + body)
+        return mid
+
+    def diff(self, path, k):
+        r = self.rng
+        lines = ["diff --git a/%s b/%s" % (path, path),
+                 "index %07x..%07x 100644" % (r.getrandbits(28), r.getrandbits(28)),
+                 "--- a/%s" % path, "+++ b/%s" % path,
+                 "@@ -%d,6 +%d,7 @@ static int rtc_probe_%d(struct device *dev)" % (k * 10, k * 10, k),
+                 " \tint ret;", " \tstruct rtc_device *rtc;", "-\tret = old_call_%d(dev);" % k,
+                 "+\tret = new_call_%d(dev, %d);" % (k, r.randint(0, 99)),
+                 "+\tif (ret)", "+\t\treturn ret;", " \treturn 0;", " }", ""]
+        return "\n".join(lines)
+
+    def patch_body(self, author, k, n, version, extra_trailer=None, inbody=None):
+        path = FILES[k % len(FILES)]
+        msg = "This changes %s so that the %s works on every board.\n\nIt was seen on v%d.\n" % (
+            path, TOPICS[k % len(TOPICS)], version)
+        tr = ["Signed-off-by: %s <%s>" % author]
+        if extra_trailer:
+            tr.insert(0, extra_trailer)
+        top = ""
+        if inbody:
+            top = "From: %s <%s>\n\n" % inbody
+        stat = " %s | 4 +++-\n 1 file changed, 3 insertions(+), 1 deletion(-)\n" % path
+        return "%s%s\n%s\n---\n%s\n%s-- \n2.39.2\n" % (top, msg, "\n".join(tr), stat,
+                                                       self.diff(path, k * 7 + version))
+
+    def cover_body(self, author, n, version, base, change):
+        return ("Hi,\n\nThis series reworks the driver (v%d).\n\nChanges since v%d:\n"
+                "- rebased\n\n%s (%d):\n  rtc: one\n  rtc: two\n\n"
+                " drivers/rtc/rtc-ds1307.c | %d ++++++----\n"
+                " %d files changed, %d insertions(+), %d deletions(-)\n\n"
+                "base-commit: %s\nchange-id: %s\n\nBest regards,\n-- \n%s <%s>\n" % (
+                    version, max(1, version - 1), author[0], n, 10 + n, n, 6 * n, 4 * n,
+                    base, change, author[0], author[1]))
+
+    def reply(self, who, to_mid, refs, subject, lines, quote=None):
+        body = ""
+        if quote:
+            body += "On Mon, someone wrote:\n" + "".join("> %s\n" % q for q in quote) + "\n"
+        body += "\n".join(lines) + "\n"
+        return self.send(who, "Re: " + subject, body, irt=to_mid, refs=refs)
+
+    def series(self, idx):
+        r = self.rng
+        author = PEOPLE[idx % len(PEOPLE)]
+        others = [p for p in PEOPLE if p != author]
+        n = r.choice([2, 3, 4])
+        topic = "rtc: ds1307: %s %d" % (TOPICS[idx % len(TOPICS)], idx)
+        versions = r.choice([1, 2, 3])
+        change = "%08x-rtc-%d" % (r.getrandbits(32), idx)
+        prev_cover = None
+        prefix = r.choice(["PATCH", "PATCH", "RFC PATCH", "PATCH net-next"])
+        for v in range(1, versions + 1):
+            base = "%040x" % r.getrandbits(160)
+            vtag = "" if v == 1 else (" v%d" % v)
+            pfx = prefix
+            if v == 3 and idx % 2:
+                pfx, vtag = "PATCHv3", ""   # b4 reads [PATCHv3] as v3
+            refs = [prev_cover] if prev_cover else []
+            cover = None
+            if n > 1 or idx % 3:
+                csubj = "[%s%s 0/%d] %s" % (pfx, vtag, n, topic)
+                cover = self.send(author, csubj, self.cover_body(author, n, v, base, change),
+                                  irt=prev_cover if prev_cover and idx % 2 == 0 else None)
+            mids = []
+            missing = (idx % 5 == 1 and v == versions and n > 2)
+            for k in range(1, n + 1):
+                if missing and k == 2:
+                    continue
+                subj = "[%s%s %d/%d] %s" % (pfx, vtag, k, n, "%s part %d" % (topic, k)) if cover \
+                    else "[%s%s] %s" % (pfx, vtag, topic)
+                extra = None
+                if k == 1 and idx % 4 == 2:
+                    extra = "Fixes: 1234567890ab (\"rtc: ds1307: add support\")"
+                inbody = others[0] if (k == n and idx % 6 == 3) else None
+                body = self.patch_body(author, k + idx, n, v, extra, inbody)
+                if k == 2 and idx % 7 == 4:
+                    body = "-- >8 --\n" + body
+                m = self.send(author, subj, body, irt=cover, refs=[])
+                mids.append((k, m, subj))
+                if k == 1 and idx % 5 == 3:   # sent twice: the same message again
+                    self.out.append(self.out[-1])
+            # replies
+            for k, m, subj in mids:
+                roll = r.random()
+                if roll < 0.45:
+                    who = r.choice(others)
+                    kind = r.choice(["Reviewed-by", "Acked-by", "Tested-by"])
+                    rid = self.reply(who, m, [cover] if cover else [], subj,
+                                     ["Looks right to me.", "", "%s: %s <%s>" % ((kind,) + who)],
+                                     quote=["Acked-by: Somebody Else <else@example.com>",
+                                            "ret = new_call();"])
+                    if r.random() < 0.4:
+                        who2 = r.choice(others)
+                        self.reply(who2, rid, ([cover] if cover else []) + [m], subj,
+                                   ["Agreed.", "", "Reviewed-by: %s <%s>" % who2])
+                elif roll < 0.6:
+                    who = r.choice(others)
+                    self.reply(who, m, [cover] if cover else [], subj,
+                               ["Reported-by: %s <%s>" % who,
+                                "Tested-by: Not Me <notme@example.net>"])
+                elif roll < 0.7:
+                    who = r.choice(others)
+                    self.reply(who, m, [cover] if cover else [], subj,
+                               ["Why is this needed?", "", "Thanks,", who[0]])
+            if cover and r.random() < 0.6:
+                who = r.choice(others)
+                self.reply(who, cover, refs, "[%s%s 0/%d] %s" % (pfx, vtag, n, topic),
+                           ["For the series:", "", "Acked-by: %s <%s>" % who])
+            prev_cover = cover or (mids[0][1] if mids else prev_cover)
+
+
+def main():
+    args = sys.argv[1:]
+    seed, count, now = 1, 12, int(time.time())
+    while args and args[0].startswith("-"):
+        o = args.pop(0)
+        if o == "-s":
+            seed = int(args.pop(0))
+        elif o == "-n":
+            count = int(args.pop(0))
+        elif o == "-t":
+            now = int(args.pop(0))
+    out = args[0]
+    g = Gen(seed, now)
+    for i in range(count):
+        g.series(i)
+    os.makedirs(os.path.join(out, "linux-rtc"), exist_ok=True)
+    for i, raw in enumerate(g.out):
+        with open(os.path.join(out, "linux-rtc", "%05d.eml" % (i + 1)), "w") as f:
+            f.write(raw)
+    print(len(g.out))
+
+
+main()
