@@ -774,6 +774,32 @@ static int patchbreak(const char *line)
 	return 1;
 }
 
+/* mailinfo's Date: the date as RFC 2822 writes it, in its own zone
+ * ("Wed, 05 Jun 2019 15:26:13 +0300"); as it is when it does not parse */
+static char *rfc2822_date(const char *v)
+{
+	static const char *const wd[] = { "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun" };
+	static const char *const mo[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
+					  "Aug", "Sep", "Oct", "Nov", "Dec" };
+	GDateTime *dt = v && *v ? g_mime_utils_header_decode_date(v) : NULL;
+	GTimeSpan off;
+	char *s;
+	long mins;
+
+	if (!dt)
+		return g_strdup(v ? v : "");
+	off = g_date_time_get_utc_offset(dt);
+	mins = (long)(off / G_TIME_SPAN_MINUTE);
+	s = g_strdup_printf("%s, %02d %s %d %02d:%02d:%02d %c%02ld%02ld",
+			    wd[g_date_time_get_day_of_week(dt) - 1], g_date_time_get_day_of_month(dt),
+			    mo[g_date_time_get_month(dt) - 1], g_date_time_get_year(dt),
+			    g_date_time_get_hour(dt), g_date_time_get_minute(dt),
+			    g_date_time_get_second(dt), mins < 0 ? '-' : '+', labs(mins) / 60,
+			    labs(mins) % 60);
+	g_date_time_unref(dt);
+	return s;
+}
+
 struct mailinfo {
 	char *author, *email, *subject, *date;
 	GString *msg, *patch;
@@ -854,7 +880,8 @@ static void mailinfo(const struct lmsg *m, const char *body, struct mailinfo *mi
 	subj = ib_subject ? ib_subject : g_mime_utils_header_decode_text(NULL, m->subject_hdr);
 	mi->subject = cleanup_subject(subj);
 	g_free(subj);
-	mi->date = ib_date ? ib_date : g_strdup(m->date_hdr);
+	mi->date = rfc2822_date(ib_date ? ib_date : m->date_hdr);
+	g_free(ib_date);
 	g_free(ib_from);
 }
 

@@ -44,7 +44,7 @@ struct ser_rec {
 
 /* bumped when what series.c makes of a thread changes: a table made by
  * another leifs is made again (names kept) */
-#define SER_VERSION 1u
+#define SER_VERSION 2u
 
 struct stamp_rec {
 	uint32_t version;

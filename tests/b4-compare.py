@@ -1,16 +1,51 @@
 #!/usr/bin/env python3
-"""b4-compare.py VIEW MBOX OUTDIR
+"""b4-compare.py VIEW OUTDIR [EVERY]
 
-For each VIEW/series/NAME, runs `b4 am -m MBOX -v REVISION MSGID -o DIR`
-(b4 0.12, offline, with the HOME of the environment) for the revision and
-Message-ID its info names, and compares, patch by patch: that b4 wrote
+For each VIEW/series/NAME (every EVERYth), gives b4 0.12 the thread of the
+Message-ID its info names, as the view holds it, in date order, on stdin
+(`b4 am -m - --stdin-pipe-sep SEP -v REVISION -o DIR`, offline, with the
+HOME of the environment: how b4 reads a thread it fetched), and compares,
+patch by patch: that b4 wrote
 NAME.mbx, and for each patch its Subject, From and Date headers and its body
 (commit message, trailers, diff) byte for byte; then the cover with b4's
 .cover.  The Content-Transfer-Encoding header and the From-line separator
 are not compared (the brief lets them differ).  Prints a line per
 difference and a last line "series N, patches P, equal E, different D";
 exits 1 when anything differs or b4 wrote nothing for a series."""
-import os, subprocess, sys
+import email, email.policy, email.utils, os, re, subprocess, sys
+
+SEP = "\n--leifs-b4-compare--\n"
+
+
+def view_threads(view):
+    """Message-ID -> (the sorted messages of its thread)"""
+    msgs, parent = [], {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for sub in ("new", "cur"):
+        for f in sorted(os.listdir(os.path.join(view, sub))):
+            raw = open(os.path.join(view, sub, f), "rb").read()
+            m = email.message_from_bytes(raw, policy=email.policy.compat32)
+            try:
+                t = email.utils.parsedate_to_datetime(m["Date"]).timestamp()
+            except Exception:
+                t = 0
+            refs = " ".join(str(v) for h in ("In-Reply-To", "References")
+                            for v in m.get_all(h, []))
+            ids = re.findall(r"<([^>]+)>", refs)
+            mid = (re.findall(r"<([^>]+)>", str(m.get("Message-ID", ""))) or ["@" + f])[0]
+            msgs.append((t, f.split(".")[1], raw, mid))
+            for i in ids:
+                parent[find(i)] = find(mid)
+            find(mid)
+    groups = {}
+    for t, oid, raw, mid in sorted(msgs, key=lambda x: (x[0], x[1])):
+        groups.setdefault(find(mid), []).append(raw)
+    return {k: groups[find(k)] for k in list(parent)}
 
 
 def info(path):
@@ -61,20 +96,28 @@ def same(a, b, what, name, out):
 
 
 def main():
-    view, mbox, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    view, outdir = (os.path.abspath(a) for a in sys.argv[1:3])
+    every = int(sys.argv[3]) if len(sys.argv) > 3 else 1   # every Nth series
+    threads = view_threads(view)
     sdir = os.path.join(view, "series")
     nseries = npatches = equal = different = 0
     msgs = []
-    for name in sorted(os.listdir(sdir)):
+    for at, name in enumerate(sorted(os.listdir(sdir))):
+        if at % every:
+            continue
         nseries += 1
         i = info(os.path.join(sdir, name, "info"))
         mid = i["message-id"].strip("<>")
         d = os.path.join(outdir, name)
         os.makedirs(d, exist_ok=True)
-        r = subprocess.run(["b4", "--offline-mode", "am", "-m", mbox, "-v", i["revision"], mid,
-                            "-o", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=d,
-                           timeout=120)
-        ref = os.path.join(d, name + ".mbx")
+        thread = SEP.encode().join(threads.get(mid, []))
+        r = subprocess.run(["b4", "--offline-mode", "am", "-m", "-", "--stdin-pipe-sep", SEP,
+                            "-v", i["revision"], "-o", d], input=thread,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=d, timeout=120)
+        # a name leifs made unique in the view ("-2") is b4's without it
+        b4name = re.sub(r"-\d+$", "", name) if not os.path.exists(
+            os.path.join(d, name + ".mbx")) else name
+        ref = os.path.join(d, b4name + ".mbx")
         if not os.path.exists(ref):
             msgs.append("%s: b4 wrote no %s.mbx: %s" % (name, name, os.listdir(d)))
             msgs.append(r.stdout.decode(errors="replace")[-2000:])
@@ -92,7 +135,7 @@ def main():
                 equal += 1
             else:
                 different += 1
-        cref = os.path.join(d, name + ".cover")
+        cref = os.path.join(d, b4name + ".cover")
         cmine = os.path.join(sdir, name, "cover")
         if os.path.exists(cref) != os.path.exists(cmine):
             msgs.append("%s: cover: leifs %s, b4 %s" % (name, os.path.exists(cmine),
