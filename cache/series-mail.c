@@ -774,6 +774,36 @@ static int patchbreak(const char *line)
 	return 1;
 }
 
+/* Python's email.utils writes a zone it does not know (none, "-0000",
+ * a name outside RFC 2822's list) as "-0000": b4's am message has it so */
+static int zone_unknown(const char *v)
+{
+	static const char *const known[] = { "UT", "UTC", "GMT", "Z", "AST", "ADT", "EST",
+					     "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT" };
+	const char *end = v + strlen(v), *tok;
+	size_t i, len;
+
+	while (end > v && g_ascii_isspace(end[-1]))
+		end--;
+	if (end > v && end[-1] == ')') {         /* a trailing comment: "(IST)" */
+		while (end > v && end[-1] != '(')
+			end--;
+		if (end > v)
+			end--;
+		while (end > v && g_ascii_isspace(end[-1]))
+			end--;
+	}
+	for (tok = end; tok > v && !g_ascii_isspace(tok[-1]); tok--)
+		;
+	len = (size_t)(end - tok);
+	if (len == 5 && (*tok == '+' || *tok == '-') && g_ascii_isdigit(tok[1]))
+		return !strncmp(tok, "-0000", 5);
+	for (i = 0; i < G_N_ELEMENTS(known); i++)
+		if (strlen(known[i]) == len && !g_ascii_strncasecmp(tok, known[i], len))
+			return 0;
+	return 1;
+}
+
 /* mailinfo's Date: the date as RFC 2822 writes it, in its own zone
  * ("Wed, 05 Jun 2019 15:26:13 +0300"); as it is when it does not parse */
 static char *rfc2822_date(const char *v)
@@ -794,7 +824,8 @@ static char *rfc2822_date(const char *v)
 			    wd[g_date_time_get_day_of_week(dt) - 1], g_date_time_get_day_of_month(dt),
 			    mo[g_date_time_get_month(dt) - 1], g_date_time_get_year(dt),
 			    g_date_time_get_hour(dt), g_date_time_get_minute(dt),
-			    g_date_time_get_second(dt), mins < 0 ? '-' : '+', labs(mins) / 60,
+			    g_date_time_get_second(dt), mins < 0 || zone_unknown(v) ? '-' : '+',
+			    labs(mins) / 60,
 			    labs(mins) % 60);
 	g_date_time_unref(dt);
 	return s;
@@ -862,6 +893,14 @@ static void mailinfo(const struct lmsg *m, const char *body, struct mailinfo *mi
 		g_string_append_printf(mi->msg, "%s\n", line);
 	}
 	g_strfreev(lines);
+	/* handle_info: in-body headers count only with a patch ("---" on):
+	 * a cover letter keeps its mail's From, Subject and Date */
+	if (!mi->patch->len) {
+		g_free(ib_from);
+		g_free(ib_subject);
+		g_free(ib_date);
+		ib_from = ib_subject = ib_date = NULL;
+	}
 	from = ib_from ? ib_from : g_mime_utils_header_decode_text(NULL, m->from_hdr);
 	{
 		char *n = NULL, *e = NULL;
@@ -1109,10 +1148,15 @@ unsigned lmsg_am_message(struct lmsg *m, int add_trailers, GString *out)
 	}
 	subject = lmsg_am_subject(m, mi.subject);
 	g_string_append_printf(out, "Subject: %s\n", subject);
-	if (*mi.author)
-		g_string_append_printf(out, "From: %s <%s>\n", mi.author, mi.email);
-	else
+	/* b4 gives Python's email "Author <Email>": an author that is the
+	 * address is the address alone, one with a "." is quoted; names with
+	 * other specials, which Python's parser takes apart, stay as git gave */
+	if (!*mi.author || strchr(mi.author, '@'))
 		g_string_append_printf(out, "From: %s\n", mi.email);
+	else if (strchr(mi.author, '.') && !strpbrk(mi.author, ",()<>:;\"[]\\"))
+		g_string_append_printf(out, "From: \"%s\" <%s>\n", mi.author, mi.email);
+	else
+		g_string_append_printf(out, "From: %s <%s>\n", mi.author, mi.email);
 	g_string_append_printf(out, "Date: %s\n", mi.date);
 	g_string_append_printf(out, "Message-Id: <%s>\n", m->msgid ? m->msgid : "");
 	/* Python's email: 7bit for an ASCII body */

@@ -193,6 +193,13 @@ static void add_message(struct mailbox *b, struct lmsg *m)
 	if (m->msgid)
 		g_hash_table_insert(b->msgid_map, m->msgid, m);
 	if (m->reply) {
+		/* "[PATCH 3/5]" with no diff, in reply and with a trailer: b4
+		 * takes it for a follow-up; say so */
+		if (!m->ls.reply && m->ls.patch && m->counter > 0 && !m->counters_inferred &&
+		    !m->has_diff)
+			g_string_append_printf(b->warnings, "warning: patch %d/%d (<%s>) has no diff: "
+					       "taken as a reply\n", m->counter, m->expected,
+					       m->msgid ? m->msgid : "");
 		g_ptr_array_add(b->followups, m);
 		return;
 	}
@@ -505,8 +512,22 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 	r->revision = revision;
 	r->name = slug(s);
 	r->msgid = g_strdup(top && top->msgid ? top->msgid : "");
-	r->change_id = g_strdup(s->change_id ? s->change_id : "");
-	r->subject = g_strdup(s->subject);
+	/* the series' subject and change-id, for older:/newer:, from the cover
+	 * b4 found even when it took it as a reply (a v2 cover sent in reply
+	 * to v1's, with trailers) and so left them patch 1's */
+	r->change_id = s->change_id ? g_strdup(s->change_id) : NULL;
+	if (s->has_cover && s->patches->pdata[0]) {
+		struct lmsg *c = s->patches->pdata[0];
+
+		r->subject = g_strdup(c->ls.subject);
+		if (!r->change_id && c->body)
+			r->change_id = re_group("^change-id:\\s+(\\S+)", c->body,
+						G_REGEX_CASELESS | G_REGEX_MULTILINE, 1);
+	} else {
+		r->subject = g_strdup(s->subject);
+	}
+	if (!r->change_id)
+		r->change_id = g_strdup("");
 	r->date = newest;
 	r->amlen = am->len;
 	r->am = g_string_free(am, FALSE);

@@ -44,7 +44,7 @@ struct ser_rec {
 
 /* bumped when what series.c makes of a thread changes: a table made by
  * another leifs is made again (names kept) */
-#define SER_VERSION 2u
+#define SER_VERSION 3u
 
 struct stamp_rec {
 	uint32_t version;
@@ -493,11 +493,21 @@ struct relrev {
 	const char *own;        /* its own lines, NULL: keep its I record's */
 };
 
+/* revisions of one series: the same change-id (b4 ez's), or the same
+ * subject (b4's series subject: the cover's, else patch 1's) */
 static int same_series(const struct relrev *a, const struct relrev *b)
 {
-	if (*a->change_id || *b->change_id)
-		return !strcmp(a->change_id, b->change_id);
-	return !strcmp(a->subject, b->subject);
+	return (*a->change_id && !strcmp(a->change_id, b->change_id)) ||
+	       !strcmp(a->subject, b->subject);
+}
+
+static int cmp_relrev(const void *x, const void *y)
+{
+	const struct relrev *a = x, *b = y;
+
+	if (a->revision != b->revision)
+		return a->revision < b->revision ? -1 : 1;
+	return strcmp(a->name, b->name);
 }
 
 static int info_text(struct upd *u, const struct relrev *all, size_t n, size_t k,
@@ -576,6 +586,8 @@ static int write_infos(struct upd *u)
 
 		g_array_append_val(all, r);
 	}
+	/* older: and newer: list them by revision */
+	g_array_sort(all, cmp_relrev);
 	for (i = 0; i < all->len && !err; i++) {
 		struct relrev *r = &g_array_index(all, struct relrev, i);
 		char *own = NULL, *text;

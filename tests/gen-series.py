@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen-series.py [-s SEED] [-n SERIES] [-t NOW] OUTDIR
+"""gen-series.py [-s SEED] [-n SERIES] [-t NOW] [-H] OUTDIR
 
 Writes patch series as kernel lists see them, one raw message per file in
 OUTDIR/linux-rtc/NNNNN.eml (date order), for series/ tests against b4:
@@ -10,8 +10,9 @@ letters with base-commit: and change-id:, prefixes b4 takes ([RFC PATCH],
 trailers (Reviewed-by, Acked-by, Tested-by, Reported-by, Fixes, Link),
 nested replies, a quoted "> Acked-by:" that is no trailer, a trailer by
 someone else than the sender, a patch missing from its series, a patch
-sent twice, a single patch without a cover, an in-body From: and a
-scissors line.  The same seed and NOW give the same bytes."""
+sent twice, a single patch without a cover, an in-body From: (in a patch
+and in a cover) and a
+scissors line; with -H, threads that lie (gen.hostile).  The same seed and NOW give the same bytes."""
 import email.utils, os, random, sys, time
 
 PEOPLE = [
@@ -47,7 +48,7 @@ class Gen:
         mid = mid or self.mid()
         name, addr = frm
         enc = email.utils.formataddr((name, addr), charset="utf-8") if any(
-            ord(c) > 127 for c in name) else "%s <%s>" % (name, addr)
+            ord(c) > 127 for c in name) else "%s <%s>" % (name, addr) if name else addr
         h = ["From: %s" % enc, "To: linux-rtc@vger.kernel.org",
              "Subject: %s" % subject, "Date: %s" % email.utils.formatdate(self.tick()),
              "Message-ID: <%s>" % mid]
@@ -120,7 +121,10 @@ class Gen:
             cover = None
             if n > 1 or idx % 3:
                 csubj = "[%s%s 0/%d] %s" % (pfx, vtag, n, topic)
-                cover = self.send(author, csubj, self.cover_body(author, n, v, base, change),
+                cbody = self.cover_body(author, n, v, base, change)
+                if idx % 6 == 3:    # an in-body From: a cover keeps its own (no patch)
+                    cbody = "From: %s <%s>\n\n" % others[0] + cbody
+                cover = self.send(author, csubj, cbody,
                                   irt=prev_cover if prev_cover and idx % 2 == 0 else None)
             mids = []
             missing = (idx % 5 == 1 and v == versions and n > 2)
@@ -170,9 +174,37 @@ class Gen:
             prev_cover = cover or (mids[0][1] if mids else prev_cover)
 
 
+    def hostile(self):
+        """threads b4 must survive: numbering that lies, two different 2/5,
+        a patch without a diff, a cover with no patches, a bad address"""
+        a, o = PEOPLE[0], PEOPLE[1]
+        c = self.send(a, "[PATCH 0/5] rtc: hostile numbering", self.cover_body(a, 5, 1, "0" * 40,
+                                                                              "hostile-1"),
+                      mid="hostile-cover@example.org")
+        # authors as b4 writes them: a "." quoted, a short name kept, none
+        # at all the address alone
+        self.send(("J. Random Hacker", "jrh@example.org"), "[PATCH 1/5] rtc: hostile one",
+                  self.patch_body(a, 1, 5, 1), irt=c, mid="hostile-1@example.org")
+        self.send(("Al", "al@example.org"), "[PATCH 2/5] rtc: hostile two",
+                  self.patch_body(a, 2, 5, 1), irt=c, mid="hostile-2a@example.org")
+        self.send(a, "[PATCH 2/5] rtc: hostile two again", self.patch_body(a, 3, 5, 1), irt=c,
+                  mid="hostile-2b@example.org")
+        self.send(a, "[PATCH 3/5] rtc: hostile three", "No diff here.\n\nSigned-off-by: %s <%s>\n"
+                  % a, irt=c, mid="hostile-3@example.org")
+        self.send(("", "bare@example.org"), "[PATCH 7/5] rtc: hostile seven", self.patch_body(a, 7, 5, 1), irt=c,
+                  mid="hostile-7@example.org")
+        self.reply(o, "hostile-1@example.org", [c], "[PATCH 1/5] rtc: hostile one",
+                   ["Reviewed-by: Broken <not an address", "Acked-by: <>",
+                    "Tested-by: %s <%s>" % o])
+        self.send(a, "[PATCH 0/4] rtc: a cover and nothing else",
+                  self.cover_body(a, 4, 1, "1" * 40, "hostile-2"), mid="hostile-lone@example.org")
+        self.send(a, "[PATCH 1/2000] rtc: far too many", self.patch_body(a, 4, 9, 1),
+                  mid="hostile-many@example.org")
+
+
 def main():
     args = sys.argv[1:]
-    seed, count, now = 1, 12, int(time.time())
+    seed, count, now, hostile = 1, 12, int(time.time()), False
     while args and args[0].startswith("-"):
         o = args.pop(0)
         if o == "-s":
@@ -181,11 +213,21 @@ def main():
             count = int(args.pop(0))
         elif o == "-t":
             now = int(args.pop(0))
+        elif o == "-H":
+            hostile = True
     out = args[0]
     g = Gen(seed, now)
     for i in range(count):
         g.series(i)
+    if hostile:
+        g.hostile()
     os.makedirs(os.path.join(out, "linux-rtc"), exist_ok=True)
+    # public-inbox wants both lists of the tests: one message there
+    os.makedirs(os.path.join(out, "linux-watchdog"), exist_ok=True)
+    with open(os.path.join(out, "linux-watchdog", "00001.eml"), "w") as f:
+        f.write("From: A <a@example.org>\nTo: linux-watchdog@vger.kernel.org\n"
+                "Subject: watchdog: hello\nDate: %s\nMessage-ID: <wd-1@example.org>\n\n"
+                "Not a patch.\n" % email.utils.formatdate(now - 86400))
     for i, raw in enumerate(g.out):
         with open(os.path.join(out, "linux-rtc", "%05d.eml" % (i + 1)), "w") as f:
             f.write(raw)

@@ -36,9 +36,18 @@ trap '_test_run_cleanup' EXIT
 trap '_test_run_cleanup; exit 130' INT TERM
 
 # the code runs in this shell (so it may set variables for later tests);
-# "return 1" ends it as a failure
+# "return 1" ends it as a failure; TEST_TRACE=1 traces it (set -x)
 _test_eval() {
-	eval "$1"
+	if [ -n "${TEST_TRACE:-}" ]; then
+		local rc
+		set -x
+		eval "$1"
+		rc=$?
+		{ set +x; } 2>/dev/null
+		return $rc
+	else
+		eval "$1"
+	fi
 }
 
 # a check that took a second or more says how long, so that the slow ones

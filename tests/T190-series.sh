@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# series/: every revision of every patch series a view holds is
+# VIEW/series/NAME/{am.mbx,cover,info}, NAME being b4's, am.mbx what
+# `b4 am` writes for it: compared with b4 0.12 patch by patch (Subject,
+# From, Date, Message-Id, body) on generated series (revisions, trailers in
+# replies and to the cover, a missing patch, a patch sent twice) and on a
+# slice of the shared corpus.  A new Acked-by reply and a new revision show
+# after the next refresh; hostile threads give warnings, not crashes;
+# series/ is read-only, survives a remount and never touches the maildir.
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-pi.sh"
+
+W="$TRASH/pi"
+M="$TRASH/mnt"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT/all/"
+OPTS="-o source=$URL,cache=$TRASH/cache,refresh=3600,timeout=20"
+V="$M/queries/s:rtc"
+S="$V/series"
+# b4 with a HOME of its own: offline, a user that signs nothing here
+export HOME="$TRASH/b4-home"
+mkdir -p "$HOME"
+git config --global user.name "B4 Tester"
+git config --global user.email b4-tester@invalid.test
+
+# field NAME KEY: a line of NAME's info
+field() { sed -n "s/^$2: //p" "$S/$1/info"; }
+# name_of MSGID REVISION: the series directory of that revision
+name_of() {
+	local d
+	for d in "$S"/*/; do
+		d=${d%/}
+		grep -qx "message-id: <$1>" "$d/info" && grep -qx "revision: $2" "$d/info" &&
+			{ basename "$d"; return 0; }
+	done
+	return 1
+}
+
+test_expect_success 'a public-inbox of generated series (and threads that lie)' '
+	python3 "$TEST_DIR/gen-series.py" -H -n 12 -t 1790000000 mail >/dev/null &&
+	pi_build "$W" mail && pi_start "$W" "$PORT" "$TRASH"
+'
+test_expect_success 'a view lists series/ beside its maildir; series/ names b4'"'"'s' '
+	leifs_mount "$M" $OPTS && mkdir "$V" && ls "$V/cur" >/dev/null &&
+	ls "$S" >names && [ "$(wc -l <names)" -ge 20 ] &&
+	grep -qx "v2_20[0-9]*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0" names &&
+	for n in $(cat names); do
+		[ -s "$S/$n/am.mbx" ] && [ -s "$S/$n/info" ] || return 1
+	done
+'
+test_expect_success 'every am.mbx and cover equals b4 am'"'"'s, patch by patch' '
+	python3 "$TEST_DIR/b4-compare.py" "$V" b4-out >compare.out 2>&1 ||
+		{ cat compare.out; false; } &&
+	tail -n 1 compare.out &&
+	grep -q "^series [0-9]*, patches [0-9]*, equal [0-9]*, different 0$" compare.out
+'
+test_expect_success 'info: the Message-ID, revision, patches, missing, trailers, base, revisions' '
+	n=v2_20[0-9]*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0 &&
+	n=$(cd "$S" && echo $n) && [ -d "$S/$n" ] &&
+	[ "$(field "$n" revision)" = 2 ] && [ "$(field "$n" patches)" = 2/2 ] &&
+	field "$n" base-commit | grep -qE "^[0-9a-f]{40}$" &&
+	field "$n" message-id | grep -q "series@example.org>$" &&
+	old=$(field "$n" older) && new=$(field "$n" newer) &&
+	[ "$old" = "${n#v2_}" ] && case $new in v3_*) ;; *) false ;; esac &&
+	[ "$(field "$new" older)" = "$old $n" ] &&
+	[ -s "$S/$n/cover" ] && grep -q "^Subject: \[PATCH v2 0/2\]" "$S/$n/cover" &&
+	grep -l "^missing: " "$S"/*/info >missing && [ -s missing ] &&
+	grep -q "^warning: thread incomplete" $(cat missing) &&
+	grep -q "^trailers-added: [1-9]" "$S"/*/info
+'
+test_expect_success 'a quoted "> Acked-by:" is no trailer; a reply to the cover is a warning' '
+	! grep -h "Somebody Else" "$S"/*/am.mbx &&
+	grep -q "^warning: trailer sent to the cover letter" "$S"/*/info
+'
+test_expect_success 'threads that lie: warnings, and no series made of nothing' '
+	h=$(name_of hostile-cover@example.org 1) &&
+	grep -q "^warning: two different messages are patch 2/5" "$S/$h/info" &&
+	grep -q "^warning: patch 3/5 (<hostile-3@example.org>) has no diff" "$S/$h/info" &&
+	grep -q "^Tested-by: Guenter Roeck" "$S/$h/am.mbx" &&
+	! grep -q "not an address" "$S/$h/am.mbx" &&
+	grep -qx "From: \"J. Random Hacker\" <jrh@example.org>" "$S/$h/am.mbx" &&
+	grep -qx "From: Al <al@example.org>" "$S/$h/am.mbx" &&
+	grep -qx "From: bare@example.org" "$S/$h/am.mbx" &&
+	! name_of hostile-lone@example.org 1 &&
+	! name_of hostile-many@example.org 1
+'
+test_expect_success 'series/ is read-only and outside the maildir' '
+	n=$(head -n 1 names) &&
+	! echo x >>"$S/$n/am.mbx" 2>err && grep -q "Read-only" err &&
+	! mkdir "$S/new-one" 2>/dev/null && ! rm "$S/$n/info" 2>/dev/null &&
+	! touch "$S/$n/cover2" 2>/dev/null &&
+	[ -z "$(ls "$V/new")" ] && ls "$V/cur" | grep -vc ":2,$" >flagged;
+	[ "$(cat flagged)" = 0 ]
+'
+# a new Acked-by to patch 1 of a series, and a new revision of another
+test_expect_success 'a new reply with Acked-by shows in am.mbx after the refresh' '
+	n=$(cd "$S" && echo v2_20*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0) &&
+	p1=$(sed -n "s/^Message-Id: <\(.*\)>$/\1/p" "$S/$n/am.mbx" | head -n 1) &&
+	size=$(stat -c %s "$S/$n/am.mbx") && added=$(field "$n" trailers-added) &&
+	cat >ack.eml <<-EOF &&
+	From: Late Reviewer <late@example.net>
+	To: linux-rtc@vger.kernel.org
+	Subject: Re: [PATCH v2 1/2] rtc: ds1307: add support for watchdog timer 0 part 1
+	Date: $(date -R)
+	Message-ID: <late-ack@example.net>
+	In-Reply-To: <$p1>
+	References: <$p1>
+
+	Acked-by: Late Reviewer <late@example.net>
+	EOF
+	pi_add "$W" linux-rtc ack.eml "$TRASH" && cat "$V/.refresh" >/dev/null &&
+	grep -q "^Acked-by: Late Reviewer <late@example.net>$" "$S/$n/am.mbx" &&
+	[ "$(stat -c %s "$S/$n/am.mbx")" -gt "$size" ] &&
+	[ "$(field "$n" trailers-added)" = $((added + 1)) ]
+'
+test_expect_success 'a new revision is a new directory; the older one says newer:' '
+	n=$(cd "$S" && echo 20*_krzk_rtc_ds1307_convert_to_dt_schema_4) && [ -d "$S/$n" ] &&
+	cover=$(field "$n" message-id) && cover=${cover#<} && cover=${cover%>} &&
+	before=$(ls "$S" | wc -l) &&
+	for k in 0 1; do
+		{
+			printf "From: Krzysztof Kozlowski <krzk@kernel.org>\nTo: linux-rtc@vger.kernel.org\n"
+			if [ $k = 0 ]; then
+				printf "Subject: [PATCH v9 0/1] rtc: ds1307: convert to dt schema 4\n"
+			else
+				printf "Subject: [PATCH v9 1/1] rtc: ds1307: convert to dt schema 4 part 1\n"
+			fi
+			printf "Date: %s\nMessage-ID: <v9-%s@example.org>\n" "$(date -R)" $k
+			if [ $k = 0 ]; then
+				printf "In-Reply-To: <%s>\nReferences: <%s>\n\n" "$cover" "$cover"
+				printf "Again.\n\n 1 file changed, 1 insertion(+)\n"
+			else
+				printf "In-Reply-To: <v9-0@example.org>\nReferences: <v9-0@example.org>\n\n"
+				printf "Nine.\n\nSigned-off-by: K <krzk@kernel.org>\n---\n"
+				printf "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"
+			fi
+		} >v9-$k.eml && pi_add "$W" linux-rtc v9-$k.eml "$TRASH" || return 1
+	done &&
+	cat "$V/.refresh" >/dev/null &&
+	v9=$(name_of v9-0@example.org 9) && [ "$(ls "$S" | wc -l)" = $((before + 1)) ] &&
+	case $v9 in v9_*_krzk_rtc_ds1307_convert_to_dt_schema_4) ;; *) false ;; esac &&
+	field "$n" newer | grep -qw "$v9" && grep -q "^Subject: \[PATCH v9 1/1\]" "$S/$v9/am.mbx"
+'
+test_expect_success 'names, bytes and times survive a remount' '
+	ls "$S" >before && for n in $(cat before); do
+		stat -c "%n %s %Y" "$S/$n/am.mbx" "$S/$n/info"
+	done >before.stat && cat "$S"/*/am.mbx | md5sum >before.sum &&
+	leifs_umount "$M" && leifs_mount "$M" $OPTS &&
+	ls "$S" >after && test_cmp before after && for n in $(cat after); do
+		stat -c "%n %s %Y" "$S/$n/am.mbx" "$S/$n/info"
+	done >after.stat && test_cmp before.stat after.stat &&
+	cat "$S"/*/am.mbx | md5sum >after.sum && test_cmp before.sum after.sum
+'
+test_expect_success 'a thread view has series/ too' '
+	cover=$(name_of hostile-cover@example.org 1) &&
+	mkdir "$M/threads/hostile-cover@example.org" &&
+	ls "$M/threads/hostile-cover@example.org/cur" >/dev/null &&
+	[ "$(ls "$M/threads/hostile-cover@example.org/series")" = "$cover" ] &&
+	cmp "$M/threads/hostile-cover@example.org/series/$cover/am.mbx" "$S/$cover/am.mbx"
+'
+test_expect_success 'git am applies an am.mbx' '
+	n=$(cd "$S" && echo v9_*) && git init -q repo && (
+		cd repo && git config user.name T && git config user.email t@example.org &&
+		echo a >f && git add f && git commit -qm base &&
+		git am -q "$S/$n/am.mbx" && [ "$(cat f)" = b ] &&
+		git log -1 --format=%s | grep -qx "rtc: ds1307: convert to dt schema 4 part 1"
+	)
+'
+
+# the shared corpus: real series, every fourth compared with b4
+PISERVE="$SHARED_DIR/corpus/pi-serve"
+if [ -n "${T190_NOCORPUS:-}" ] || [ ! -x "$PISERVE" ]; then
+	test_skip 'series of the real corpus slice against b4' "no $SHARED_DIR/corpus here"
+else
+	CPORT=$(free_port)
+	test_expect_success 'the corpus slice (pi-serve -n 2000) behind an httpd' '
+		corpus_serve 2000 "$CPORT"
+	'
+	test_expect_success 'corpus: series of a real view equal b4 am'"'"'s, patch by patch' '
+		leifs_mount "$TRASH/mnt-c" -o "source=http://127.0.0.1:$CPORT/all/,cache=$TRASH/cache-c,timeout=60" &&
+		CV="$TRASH/mnt-c/queries/s:rtc" && mkdir "$CV" &&
+		ls "$CV/cur" >/dev/null && [ "$(ls "$CV/series" | wc -l)" -ge 50 ] &&
+		python3 "$TEST_DIR/b4-compare.py" "$CV" b4-corpus 4 >corpus.out 2>&1 ||
+			{ grep -v "^  \|^Running\|^Analyzing\|^Checking\|^---" corpus.out | head -50; false; } &&
+		tail -n 1 corpus.out &&
+		grep -q "^series [0-9]*, patches [0-9]*, equal [0-9]*, different 0$" corpus.out
+	'
+fi
+test_done
