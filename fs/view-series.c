@@ -137,6 +137,7 @@ static int queue(GPtrArray *a, char kind, const void *sub, size_t slen, void *va
 
 struct fact {
 	int patch;
+	int absent;             /* its message is not in the cache (yet) */
 	char **ids;             /* [0]: its Message-ID */
 	size_t nids;
 };
@@ -205,7 +206,13 @@ static int get_fact(views_t *v, uint64_t id, const unsigned char *oid, struct fa
 	}
 	if (err != ENOENT)
 		return err;
-	if ((err = cache_msg_get(c, oid, &raw, &len)))
+	/* listed but not stored yet (a first fill under way): no thread, no
+	 * fact kept, and the caller stamps nothing, so the next update looks */
+	if ((err = cache_msg_get(c, oid, &raw, &len)) == ENOENT) {
+		f->absent = 1;
+		return 0;
+	}
+	if (err)
 		return err;
 	f->patch = series_is_patch(raw, len);
 	err = series_links(raw, len, &ids, &f->nids);
@@ -695,6 +702,7 @@ static int update(struct upd *u)
 	} else if (err != ENOENT) {
 		goto out;
 	}
+	err = 0;        /* no stamp yet: a first update (of a view empty so far, too) */
 	/* thread them: every id a message names is one node */
 	if (!(u->facts = calloc(u->m.n ? u->m.n : 1, sizeof(*u->facts)))) {
 		err = ENOMEM;
@@ -803,7 +811,10 @@ static int update(struct upd *u)
 	if ((err = write_infos(u)) ||
 	    (err = cache_series_each(c, u->id, NULL, 0, drop_stale, u)))
 		goto out;
-	if ((err = queue(u->w.put, 'S', NULL, 0, g_memdup2(&st, sizeof(st)), sizeof(st))))
+	for (i = 0; i < u->m.n && !u->facts[i].absent; i++)
+		;
+	if (i == u->m.n &&
+	    (err = queue(u->w.put, 'S', NULL, 0, g_memdup2(&st, sizeof(st)), sizeof(st))))
 		goto out;
 	/* deletes first (a stale T record of a thread kept is put again) */
 	put_list = u->w.put;

@@ -48,6 +48,13 @@ test_expect_success 'a view lists series/ beside its maildir; series/ names b4'"
 		[ -s "$S/$n/am.mbx" ] && [ -s "$S/$n/info" ] || return 1
 	done
 '
+test_expect_success 'series/ of a view with no mail (yet) is an empty directory' '
+	mkdir "$M/queries/s:nothing-matches-this" &&
+	ls "$M/queries/s:nothing-matches-this/cur" >/dev/null &&
+	ls -a "$M/queries/s:nothing-matches-this/series" >empty &&
+	printf ".\n..\n" >dots && test_cmp dots empty &&
+	rmdir "$M/queries/s:nothing-matches-this"
+'
 test_expect_success 'every am.mbx and cover equals b4 am'"'"'s, patch by patch' '
 	python3 "$TEST_DIR/b4-compare.py" "$V" b4-out >compare.out 2>&1 ||
 		{ cat compare.out; false; } &&
