@@ -2,7 +2,8 @@
 # try-leifs.sh: build leifs, make a sample archive of generated kernel patch
 # mail, and mount leifs over it: no network, no server.  A few views show
 # the query language, one per family of prefixes, the floppy maintainer's
-# query among them.
+# query among them; each view's series/ holds its patch series as
+# `b4 am` writes them.
 #
 #   examples/try-leifs.sh [MOUNTPOINT]          (default: ~/lore)
 #
@@ -23,7 +24,9 @@ if [ "$(id -u)" = 0 ] && ! pkg-config --exists fuse3 gmime-3.0 lmdb 2>/dev/null;
 		libcurl4-openssl-dev libssl-dev liblmdb-dev zlib1g-dev libxapian-dev
 fi
 make -C "$here" -s leifs
-[ -s "$work/linux-rtc.mbox" ] || "$here/examples/sample-archive.sh" "$work" >/dev/null
+# a sample from before it held series is made again
+[ -s "$work/linux-rtc.mbox" ] && grep -q "^Subject: \[PATCH v2 0/" "$work/linux-rtc.mbox" ||
+	"$here/examples/sample-archive.sh" "$work" >/dev/null
 
 mkdir -p "$mnt"
 mountpoint -q "$mnt" && fusermount3 -u "$mnt"
@@ -37,4 +40,9 @@ for q in \
 	mkdir -p "$mnt/queries/$q"
 	printf '%5d  %s\n' "$(ls "$mnt/queries/$q/cur" | wc -l)" "$q"
 done
+# every view's patch series, as b4 am would write them
+series="$mnt/queries/s:rtc AND f:belloni/series"
+first=$(ls "$series" | grep '^v2_' | head -n 1)
+echo "series: $(ls "$series" | wc -l) in 's:rtc AND f:belloni', each ready for git am, e.g."
+echo "  cat '$series/$first/info'; git am '$series/$first/am.mbx'"
 echo "mounted at $mnt; try: mutt -f '$mnt/queries/s:rtc AND f:belloni'"
