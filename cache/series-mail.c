@@ -413,8 +413,8 @@ static char *part_text(GMimePart *part, const char *mcharset)
 	if (g_ascii_strcasecmp(cs, "utf-8") && g_ascii_strcasecmp(cs, "us-ascii"))
 		out = g_convert_with_fallback((const char *)a->data, a->len, "UTF-8", cs, "\xef\xbf\xbd",
 					      NULL, NULL, NULL);
-	if (!out)
-		out = g_utf8_make_valid((const char *)a->data, a->len);
+	if (!out)       /* an empty part has no data at all */
+		out = a->len ? g_utf8_make_valid((const char *)a->data, a->len) : g_strdup("");
 	g_byte_array_unref(a);
 	return out;
 }

@@ -113,9 +113,13 @@ struct node *fs_series_lookup(views_t *v, const struct node *parent, const char 
 	*err = 0;
 	switch (parent->kind) {
 	case N_SERIES:
-		if ((*err = update(v, parent->vid)))
-			return NULL;
-		if ((*err = has_file(v, parent->vid, name, VIEWS_SERIES_AM)))
+		/* a name not there yet may be after an update (series/ first
+		 * looked at, or looked up before its listing); the view's
+		 * searches keep the others current */
+		if ((*err = has_file(v, parent->vid, name, VIEWS_SERIES_AM)) == ENOENT &&
+		    !(*err = update(v, parent->vid)))
+			*err = has_file(v, parent->vid, name, VIEWS_SERIES_AM);
+		if (*err)
 			return NULL;
 		return node_lookup_named(N_SREV, parent->vid, parent->view, name);
 	case N_SREV:

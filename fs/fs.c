@@ -47,7 +47,8 @@ views_t *fs_views(fuse_req_t req)
 void fs_view_changed(void *arg, uint64_t vid)
 {
 	struct fuse_session *se = arg;
-	uint64_t ino;
+	uint64_t ino, *inos;
+	long i, n;
 
 	if (!se)
 		return;
@@ -55,6 +56,12 @@ void fs_view_changed(void *arg, uint64_t vid)
 		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
 	if ((ino = node_find_ino(N_NEW, vid)))
 		fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+	/* and series/ (the search brought it up to date first): its listing,
+	 * each revision's and file's attributes and a file's pages */
+	if ((n = node_view_inos(vid, N_SERIES, N_SFILE, &inos)) > 0)
+		for (i = 0; i < n; i++)
+			fuse_lowlevel_notify_inval_inode(se, inos[i], 0, 0);
+	free(inos);
 }
 
 int fs_init(void)
@@ -146,8 +153,9 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 	case N_SERIES:
 	case N_SREV:
 	case N_SFILE:
-		/* series change at a refresh: the kernel asks each time */
-		*timeout = 0;
+		/* series change at a refresh, which tells the kernel
+		 * (fs_view_changed); a listing's own update within a second */
+		*timeout = LIST_TIMEOUT;
 		if ((err = fs_node_view(v, n, &cv)))
 			return err;
 		cache_view_release(&cv);
@@ -310,8 +318,10 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
 	if (n->kind == N_VIEW)
 		ep->entry_timeout = LIST_TIMEOUT;
-	if (n->kind == N_FILE || n->kind == N_SREV || n->kind == N_SFILE)
+	if (n->kind == N_FILE)
 		ep->entry_timeout = 0;
+	if (n->kind == N_SREV || n->kind == N_SFILE)
+		ep->entry_timeout = LIST_TIMEOUT;
 	return 0;
 }
 
@@ -554,8 +564,12 @@ static int do_open(views_t *v, struct node *n, struct fuse_file_info *fi)
 		fi->keep_cache = 1;     /* bytes never change under a name */
 		return 0;
 	}
-	if (n->kind == N_SFILE)
-		return 0;       /* page cache, dropped at each open */
+	if (n->kind == N_SFILE) {
+		/* pages kept across opens: a change of the file changes its
+		 * mtime (auto_inval_data), and a refresh drops them */
+		fi->keep_cache = 1;
+		return 0;
+	}
 	fi->direct_io = 1;
 	if (!viewtext_generated(n->kind))
 		return 0;

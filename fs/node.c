@@ -268,6 +268,37 @@ int node_rename_view(uint64_t vid, const char *view)
 	return err;
 }
 
+long node_view_inos(uint64_t vid, int lo, int hi, uint64_t **out)
+{
+	GHashTableIter it;
+	gpointer k, val;
+	size_t n = 0, cap = 0;
+	uint64_t *a = NULL, *t;
+
+	pthread_mutex_lock(&lock);
+	g_hash_table_iter_init(&it, by_ino);
+	while (g_hash_table_iter_next(&it, &k, &val)) {
+		struct ref_node *r = val;
+
+		if (r == &root || r->n.vid != vid || r->n.kind < lo || r->n.kind > hi)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if (!(t = realloc(a, cap * sizeof(*a)))) {
+				pthread_mutex_unlock(&lock);
+				free(a);
+				*out = NULL;
+				return -1;
+			}
+			a = t;
+		}
+		a[n++] = r->n.ino;
+	}
+	pthread_mutex_unlock(&lock);
+	*out = a;
+	return (long)n;
+}
+
 void node_unkey(int kind, uint64_t vid)
 {
 	struct node key = { .kind = kind, .vid = vid };

@@ -522,6 +522,15 @@ void view_search(views_t *v, struct live *l)
 	}
 	for (i = 0; i < n; i++)
 		added += cache_batch_added(runs[i].batch);
+	/* series/ follows the view as it changes, before a wait on .refresh
+	 * ends and before the kernel is told (once it was looked at: the stamp says so) */
+	if (added || dropped) {
+		int64_t smtime = 0;
+
+		if (!views_series_mtime(v, cv.id, &smtime) && smtime &&
+		    (err = views_series_update(v, cv.id)))
+			log_err("series of %s: %s", l->name, strerror(err));
+	}
 	if ((added || dropped) && v->o.changed)
 		v->o.changed(v->o.changed_arg, cv.id);
 	goto record;

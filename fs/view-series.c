@@ -481,7 +481,10 @@ static int do_thread(struct upd *u, const size_t *idx, size_t n, GString *names)
 		g_ptr_array_add(u->fresh_names, name);
 		g_string_append(names, name);
 		g_string_append_c(names, '\0');
-		if ((err = put_rev(u, r, name, o && same_content(u, name, r) ? o->mtime : u->now)))
+		/* a change moves the time on, even within the second it was
+		 * made (the kernel keeps pages while size and mtime hold) */
+		if ((err = put_rev(u, r, name, !o ? u->now : same_content(u, name, r) ? o->mtime :
+					       o->mtime >= u->now ? o->mtime + 1 : u->now)))
 			goto out;
 	}
 out:

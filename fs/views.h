@@ -252,7 +252,8 @@ int views_errors(views_t *v, char **out);
  */
 enum { VIEWS_SERIES_AM, VIEWS_SERIES_COVER, VIEWS_SERIES_INFO };
 /* Bring view id's series up to date with its messages: cheap when none
- * changed (a walk of its entries), else only changed threads are read. */
+ * changed (a walk of its entries), else only changed threads are read.
+ * A search that changed a view whose series were made calls it. */
 int views_series_update(views_t *v, uint64_t id);
 /* The names under series/, in name order. */
 int views_series_each(views_t *v, uint64_t id, int (*fn)(void *arg, const char *name),

@@ -103,6 +103,7 @@ test_expect_success 'series/ is read-only and outside the maildir' '
 test_expect_success 'a new reply with Acked-by shows in am.mbx after the refresh' '
 	n=$(cd "$S" && echo v2_20*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0) &&
 	p1=$(sed -n "s/^Message-Id: <\(.*\)>$/\1/p" "$S/$n/am.mbx" | head -n 1) &&
+	exec 7<"$S/$n/am.mbx" && cat <&7 >before.mbx &&   # in the page cache, held open
 	size=$(stat -c %s "$S/$n/am.mbx") && added=$(field "$n" trailers-added) &&
 	cat >ack.eml <<-EOF &&
 	From: Late Reviewer <late@example.net>
@@ -117,6 +118,7 @@ test_expect_success 'a new reply with Acked-by shows in am.mbx after the refresh
 	EOF
 	pi_add "$W" linux-rtc ack.eml "$TRASH" && cat "$V/.refresh" >/dev/null &&
 	grep -q "^Acked-by: Late Reviewer <late@example.net>$" "$S/$n/am.mbx" &&
+	exec 7<&- && [ "$(stat -c %s before.mbx)" = "$size" ] &&
 	[ "$(stat -c %s "$S/$n/am.mbx")" -gt "$size" ] &&
 	[ "$(field "$n" trailers-added)" = $((added + 1)) ]
 '
