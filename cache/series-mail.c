@@ -392,7 +392,10 @@ static char *clean_msgid(GMimeObject *o, const char *h)
 static char *first_hdr(GMimeObject *o, const char *h, int decoded)
 {
 	GPtrArray *v = decoded ? cache_hdr_str(o, h) : cache_hdr_raw(o, h);
-	char *s = g_strdup(v->len ? (const char *)v->pdata[0] : "");
+	const char *h0 = v->len ? (const char *)v->pdata[0] : "";
+	/* valid UTF-8 always (raw 8-bit bytes are no text): GLib's regexes
+	 * fail on anything else, and the name is made of it */
+	char *s = g_utf8_make_valid(h0, -1);
 
 	g_ptr_array_unref(v);
 	return s;
@@ -561,7 +564,10 @@ struct lmsg *lmsg_new(const char *raw, size_t len)
 			g_free(m->fromname);
 			g_free(m->fromemail);
 			m->fromemail = g_strdup(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(a)));
-			m->fromname = g_strdup(nm && *g_strstrip(g_strdup(nm)) ? nm : m->fromemail);
+			char *t = g_strstrip(g_strdup(nm ? nm : ""));
+
+			m->fromname = g_strdup(*t ? nm : m->fromemail);
+			g_free(t);
 		}
 	}
 	dt = g_mime_message_get_date(msg);

@@ -269,11 +269,18 @@ static void mailbox_init(struct mailbox *b, const struct series_limits *lim)
 	b->warnings = g_string_new(NULL);
 }
 
+/* followup trailers a message collects, at most (b4: no bound); what a
+ * chain of replies each quoting the last would pile up past this is
+ * dropped (a review thread gives tens) */
+#define TRAILERS_MAX 1000
+/* replies walked up from a follow-up to its patch, at most */
+#define WALK_MAX 100
+
 static void add_trailers(GPtrArray *to, GPtrArray *from)
 {
 	guint i;
 
-	for (i = 0; i < from->len; i++)
+	for (i = 0; i < from->len && to->len < TRAILERS_MAX; i++)
 		g_ptr_array_add(to, from->pdata[i]);
 }
 
@@ -310,11 +317,13 @@ static struct lseries *get_series(struct mailbox *b, int revision)
 	for (i = 0; i < b->followups->len; i++) {
 		struct lmsg *f = b->followups->pdata[i], *p = NULL;
 		GPtrArray *tr, *mism;
+		int depth;
 
 		if (!f->trailers->len)
 			continue;
 		if (!f->in_reply_to) {
-			char **refs = g_regex_split_simple("\\s+", f->references, 0, 0);
+			char **refs = g_strsplit_set(f->references ? f->references : "", " \t\r\n",
+						     -1);
 
 			for (j = 0; refs[j] && !p; j++) {
 				char *r = refs[j], *e;
@@ -337,7 +346,9 @@ static struct lseries *get_series(struct mailbox *b, int revision)
 		lmsg_get_trailers(f, tr, mism);
 		add_trailers(s->mismatches, mism);
 		g_ptr_array_free(mism, TRUE);
-		for (;;) {
+		/* up through the replies to the patch: a loop of replies, or a
+		 * chain deeper than any review, stops (b4 walks on forever) */
+		for (depth = 0; depth < WALK_MAX; depth++) {
 			if (p->has_diff && !p->reply) {
 				if (p->revision != revision && p->pwhash) {
 					GPtrArray *l = g_hash_table_lookup(b->trailer_map, p->pwhash);
@@ -356,7 +367,7 @@ static struct lseries *get_series(struct mailbox *b, int revision)
 				break;
 			}
 			if (p->in_reply_to && by_msgid(b, p->in_reply_to)) {
-				for (j = 0; j < p->trailers->len; j++) {
+				for (j = 0; j < p->trailers->len && tr->len < TRAILERS_MAX; j++) {
 					((struct trailer *)p->trailers->pdata[j])->from = p;
 					g_ptr_array_add(tr, p->trailers->pdata[j]);
 				}
@@ -417,9 +428,33 @@ static char *slug(struct lseries *s)
 	else
 		out = g_strdup(lower);
 	/* slug[:100]: code points */
-	if (g_utf8_strlen(out, -1) > 100) {
+	if (g_utf8_validate(out, -1, NULL) && g_utf8_strlen(out, -1) > 100) {
 		end = g_utf8_offset_to_pointer(out, 100);
 		out[end - out] = '\0';
+	}
+	/* and always a name a directory may have, whatever the regexes made
+	 * of the input: no '/', no control byte, NAME_MAX bytes at most
+	 * (100 code points of 4 bytes pass 255), whole characters */
+	{
+		char *q;
+
+		for (q = out; *q; q++)
+			if (*q == '/' || (unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '_';
+		if (!g_utf8_validate(out, -1, NULL)) {
+			char *v = g_utf8_make_valid(out, -1);
+
+			g_free(out);
+			out = v;
+		}
+		while (strlen(out) > 200) {
+			end = g_utf8_find_prev_char(out, out + strlen(out));
+			out[end ? end - out : 0] = '\0';
+		}
+		if (!*out || !strcmp(out, ".") || !strcmp(out, "..")) {
+			g_free(out);
+			out = g_strdup("untitled");
+		}
 	}
 	g_free(local);
 	g_free(unsafe);

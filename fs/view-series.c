@@ -465,10 +465,25 @@ static int do_thread(struct upd *u, const size_t *idx, size_t n, GString *names)
 	}
 	if ((err = series_thread(sm, got, &u->lim, &rs->r, &rs->n)))
 		goto out;
+	if (n > u->lim.max_msgs)
+		for (i = 0; i < rs->n; i++) {
+			char *w = g_strdup_printf("%swarning: a thread of %zu messages: the first %zu "
+						  "(by blob id) were read\n", rs->r[i].info, n,
+						  u->lim.max_msgs);
+
+			g_free(rs->r[i].info);
+			rs->r[i].info = w;
+		}
 	for (i = 0; i < rs->n; i++) {
 		struct series_rev *r = &rs->r[i];
 		struct old_rev *o = old_of(u, r);
-		char *name = o ? strdup(o->name) : unique_name(u, r->name);
+		char *name;
+
+		/* a name another thread of this update took first (one of the
+		 * same slug named anew) is not taken twice */
+		if (o && g_hash_table_contains(u->taken, o->name))
+			o = NULL;
+		name = o ? strdup(o->name) : unique_name(u, r->name);
 
 		if (!name) {
 			err = ENOMEM;
@@ -520,6 +535,8 @@ static int cmp_relrev(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
+#define RELATED_MAX 32
+
 static int info_text(struct upd *u, const struct relrev *all, size_t n, size_t k,
 		     const char *own, char **out, size_t *len)
 {
@@ -529,20 +546,28 @@ static int info_text(struct upd *u, const struct relrev *all, size_t n, size_t k
 	size_t i;
 
 	(void)u;
+	/* the nearest RELATED_MAX each way (4999 "[PATCH] x" of one subject
+	 * would list each other in every info): `all` is in revision order */
 	for (dir = 0; dir < 2; dir++) {
-		int any = 0;
+		size_t pick[RELATED_MAX], np = 0, j;
 
-		for (i = 0; i < n; i++) {
-			if (i == k || !same_series(&all[i], &all[k]))
+		for (i = k; np < RELATED_MAX && (dir == 0 ? i-- > 0 : ++i < n);) {
+			if (!same_series(&all[i], &all[k]))
 				continue;
 			if (dir == 0 ? all[i].revision >= all[k].revision
 				     : all[i].revision <= all[k].revision)
 				continue;
-			g_string_append_printf(s, any ? " %s" : "%s: %s", any ? all[i].name : what[dir],
-					       all[i].name);
-			any = 1;
+			pick[np++] = i;
 		}
-		if (any)
+		for (j = 0; j < np; j++) {
+			const char *name = all[pick[dir == 0 ? np - 1 - j : j]].name;
+
+			if (!j)
+				g_string_append_printf(s, "%s: %s", what[dir], name);
+			else
+				g_string_append_printf(s, " %s", name);
+		}
+		if (np)
 			g_string_append_c(s, '\n');
 	}
 	*len = s->len;
@@ -883,7 +908,7 @@ static void upd_free(struct upd *u)
 int views_series_update(views_t *v, uint64_t id)
 {
 	struct upd u = { .v = v, .id = id, .now = time(NULL),
-			 .lim = { .max_msgs = 5000, .max_patches = 1000 } };
+			 .lim = { .max_msgs = 5000, .max_patches = 9999 } };
 	int err;
 
 	u.w.put = g_ptr_array_new_with_free_func(rec_free);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""b4-compare.py VIEW OUTDIR [EVERY]
+"""b4-compare.py [-x MSGID]... VIEW OUTDIR [EVERY]
 
 For each VIEW/series/NAME (every EVERYth), gives b4 0.12 the thread of the
 Message-ID its info names, as the view holds it, in date order, on stdin
@@ -11,7 +11,9 @@ NAME.mbx, and for each patch its Subject, From and Date headers and its body
 .cover.  The Content-Transfer-Encoding header and the From-line separator
 are not compared (the brief lets them differ).  Prints a line per
 difference and a last line "series N, patches P, equal E, different D";
-exits 1 when anything differs or b4 wrote nothing for a series."""
+exits 1 when anything differs or b4 wrote nothing for a series.  -x skips
+the series of MSGID (threads b4 itself cannot read: it walks a reply that
+is its own parent forever, and fails on a raw 8-bit subject)."""
 import email, email.policy, email.utils, os, re, subprocess, sys
 
 SEP = "\n--leifs-b4-compare--\n"
@@ -96,8 +98,12 @@ def same(a, b, what, name, out):
 
 
 def main():
-    view, outdir = (os.path.abspath(a) for a in sys.argv[1:3])
-    every = int(sys.argv[3]) if len(sys.argv) > 3 else 1   # every Nth series
+    args, skip = sys.argv[1:], set()
+    while args and args[0] == "-x":
+        skip.add(args[1])
+        args = args[2:]
+    view, outdir = (os.path.abspath(a) for a in args[0:2])
+    every = int(args[2]) if len(args) > 2 else 1   # every Nth series
     threads = view_threads(view)
     sdir = os.path.join(view, "series")
     nseries = npatches = equal = different = 0
@@ -105,9 +111,11 @@ def main():
     for at, name in enumerate(sorted(os.listdir(sdir))):
         if at % every:
             continue
-        nseries += 1
         i = info(os.path.join(sdir, name, "info"))
         mid = i["message-id"].strip("<>")
+        if mid in skip:
+            continue
+        nseries += 1
         d = os.path.join(outdir, name)
         os.makedirs(d, exist_ok=True)
         thread = SEP.encode().join(threads.get(mid, []))

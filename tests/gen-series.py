@@ -200,6 +200,22 @@ class Gen:
                   self.cover_body(a, 4, 1, "1" * 40, "hostile-2"), mid="hostile-lone@example.org")
         self.send(a, "[PATCH 1/2000] rtc: far too many", self.patch_body(a, 4, 9, 1),
                   mid="hostile-many@example.org")
+        # a reply that is its own parent; a References with a raw 8-bit
+        # byte; a raw Latin-1 subject with a "/" (no text, no file name)
+        lp = self.send(a, "[PATCH] rtc: looped reply", self.patch_body(a, 5, 1, 1),
+                       mid="hostile-looped@example.org")
+        self.out.append("From: %s <%s>\nTo: linux-rtc@vger.kernel.org\n"
+                        "Subject: Re: [PATCH] rtc: looped reply\nDate: %s\n"
+                        "Message-ID: <hostile-self@example.org>\n"
+                        "In-Reply-To: <hostile-self@example.org>\nReferences: <%s>\n\n"
+                        "Reviewed-by: %s <%s>\n" % (o + (email.utils.formatdate(self.tick()), lp) + o))
+        self.out.append("From: %s <%s>\nTo: linux-rtc@vger.kernel.org\n"
+                        "Subject: Re: [PATCH] rtc: looped reply\nDate: %s\n"
+                        "Message-ID: <hostile-8bit@example.org>\n"
+                        "References: <%s> <caf\udce9@example.org>\n\n"
+                        "Acked-by: %s <%s>\n" % (o + (email.utils.formatdate(self.tick()), lp) + o))
+        self.send(a, "[PATCH] rtc: caf\udce9 and/or latin1", self.patch_body(a, 6, 1, 1),
+                  mid="hostile-latin1@example.org")
 
 
 def main():
@@ -229,7 +245,8 @@ def main():
                 "Subject: watchdog: hello\nDate: %s\nMessage-ID: <wd-1@example.org>\n\n"
                 "Not a patch.\n" % email.utils.formatdate(now - 86400))
     for i, raw in enumerate(g.out):
-        with open(os.path.join(out, "linux-rtc", "%05d.eml" % (i + 1)), "w") as f:
+        with open(os.path.join(out, "linux-rtc", "%05d.eml" % (i + 1)), "w", encoding="utf-8",
+                  errors="surrogateescape") as f:
             f.write(raw)
     print(len(g.out))
 
