@@ -674,7 +674,7 @@ void lmsg_get_trailers(struct lmsg *m, GPtrArray *out, GPtrArray *mism)
 
 /* ---- the patch in am.mbx ---- */
 
-/* git mailinfo's cleanup_subject */
+/* git mailinfo's cleanup_subject and cleanup_space */
 static char *cleanup_subject(const char *subject)
 {
 	GString *s = g_string_new(subject);
@@ -702,6 +702,16 @@ static char *cleanup_subject(const char *subject)
 		}
 		break;
 	}
+	/* then cleanup_space: a run of white space is one space */
+	for (at = 0; at < s->len; at++)
+		if (isspace((unsigned char)s->str[at])) {
+			size_t run = 0;
+
+			s->str[at] = ' ';
+			while (at + 1 + run < s->len && isspace((unsigned char)s->str[at + 1 + run]))
+				run++;
+			g_string_erase(s, (gssize)at + 1, (gssize)run);
+		}
 	return g_strstrip(g_string_free(s, FALSE));
 }
 

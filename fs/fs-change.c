@@ -47,6 +47,15 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * is (see fs_rmdir): unlink does nothing, so rm -rf VIEW goes
 		 * on to the rmdir that removes the view */
 		err = 0;
+	} else if (p->kind == N_SREV) {
+		/* a revision's files are derived, as .query is the view's: rm
+		 * does nothing, so rm -rf VIEW goes on (writes stay EROFS);
+		 * the next lookup makes a new inode, as for a name gone */
+		char key[2 * NAME_MAX + 2];
+
+		snprintf(key, sizeof(key), "%s/%s", p->name, name);
+		node_unkey_named(N_SFILE, p->vid, key);
+		err = 0;
 	} else if (p->kind != N_CUR && p->kind != N_NEW) {
 		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_VIEW ?
 		      EPERM : EROFS;

@@ -291,6 +291,16 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * the view goes with its rmdir */
 		node_unkey(viewnames_child(name), p->vid);
 		err = 0;
+	} else if ((p->kind == N_VIEW && viewnames_child(name) == N_SERIES) ||
+		   p->kind == N_SERIES) {
+		/* series/ and its revisions likewise: derived, read-only,
+		 * there again at the next lookup (with a new inode: the
+		 * kernel takes a removed directory's for dead) */
+		if (p->kind == N_VIEW)
+			node_unkey(N_SERIES, p->vid);
+		else
+			node_unkey_named(N_SREV, p->vid, name);
+		err = 0;
 	} else
 		err = p->kind == N_VIEW ? EPERM : EROFS;
 	node_put(p);

@@ -301,7 +301,12 @@ long node_view_inos(uint64_t vid, int lo, int hi, uint64_t **out)
 
 void node_unkey(int kind, uint64_t vid)
 {
-	struct node key = { .kind = kind, .vid = vid };
+	node_unkey_named(kind, vid, NULL);
+}
+
+void node_unkey_named(int kind, uint64_t vid, const char *name)
+{
+	struct node key = { .kind = kind, .vid = vid, .name = (char *)name };
 	struct ref_node *r;
 
 	pthread_mutex_lock(&lock);

@@ -89,6 +89,8 @@ void node_file_gone(uint64_t vid, const char *name);
  * lookup makes a node with a new inode (the kernel marks a directory it
  * saw removed as dead, and a dead inode must not come back). */
 void node_unkey(int kind, uint64_t vid);
+/* Likewise for a named node (N_SREV, N_SFILE). */
+void node_unkey_named(int kind, uint64_t vid, const char *name);
 /* The inodes of view vid's nodes of kinds lo..hi the kernel knows, in
  * *out (malloc'd; NULL when none); their number, or -1 (ENOMEM). */
 long node_view_inos(uint64_t vid, int lo, int hi, uint64_t **out);

@@ -100,8 +100,11 @@ test_expect_success 'threads that lie: warnings, and no series made of nothing' 
 test_expect_success 'series/ is read-only and outside the maildir' '
 	n=$(head -n 1 names) &&
 	! echo x >>"$S/$n/am.mbx" 2>err && grep -q "Read-only" err &&
-	! mkdir "$S/new-one" 2>/dev/null && ! rm "$S/$n/info" 2>/dev/null &&
-	! touch "$S/$n/cover2" 2>/dev/null &&
+	! mkdir "$S/new-one" 2>/dev/null && ! touch "$S/$n/cover2" 2>/dev/null &&
+	! mv "$S/$n/info" "$S/$n/info2" 2>/dev/null &&
+	# rm is no error (rm -rf VIEW goes on to the rmdir that removes it)
+	# and removes nothing: series are derived
+	rm "$S/$n/info" && rmdir "$S/$n" && [ -s "$S/$n/info" ] && [ -d "$S/$n" ] &&
 	[ -z "$(ls "$V/new")" ] && ls "$V/cur" | grep -vc ":2,$" >flagged;
 	[ "$(cat flagged)" = 0 ]
 '
@@ -155,6 +158,11 @@ test_expect_success 'a new revision is a new directory; the older one says newer
 	v9=$(name_of v9-0@example.org 9) && [ "$(ls "$S" | wc -l)" = $((before + 1)) ] &&
 	case $v9 in v9_*_krzk_rtc_ds1307_convert_to_dt_schema_4) ;; *) false ;; esac &&
 	field "$n" newer | grep -qw "$v9" && grep -q "^Subject: \[PATCH v9 1/1\]" "$S/$v9/am.mbx"
+'
+test_expect_success 'rm -rf of a view with series/ removes the view' '
+	mkdir "$M/queries/s:hostile" && ls "$M/queries/s:hostile/cur" >/dev/null &&
+	[ -n "$(ls "$M/queries/s:hostile/series")" ] &&
+	rm -rf "$M/queries/s:hostile" && ! [ -e "$M/queries/s:hostile" ]
 '
 test_expect_success 'names, bytes and times survive a remount' '
 	ls "$S" >before && for n in $(cat before); do

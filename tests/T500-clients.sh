@@ -97,7 +97,7 @@ fi
 V="$M/queries/s:pcf8563"
 test_expect_success 'a plain copy of a view to compare with' '
 	mkdir "$V" && [ "$(ls "$V/cur" | wc -l)" -gt 10 ] &&
-	mkdir plain && cp -rp "$V/cur" "$V/new" "$V/tmp" plain/
+	mkdir plain && cp -rp "$V/cur" "$V/new" "$V/tmp" "$V/series" plain/
 '
 test_expect_success 'grep -r finds what it finds in the plain copy' '
 	(cd "$V" && grep -r -l "rtc: pcf8563" . | sort) >actual &&

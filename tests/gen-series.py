@@ -216,6 +216,8 @@ class Gen:
                         "Acked-by: %s <%s>\n" % (o + (email.utils.formatdate(self.tick()), lp) + o))
         self.send(a, "[PATCH] rtc: caf\udce9 and/or latin1", self.patch_body(a, 6, 1, 1),
                   mid="hostile-latin1@example.org")
+        self.send(a, "[PATCH]  rtc:\thostile  spacing", self.patch_body(a, 7, 1, 1),
+                  mid="hostile-spacing@example.org")
 
 
 def main():
