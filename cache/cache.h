@@ -456,6 +456,13 @@ int cache_series_get(cache_t *c, uint64_t id, const void *key, size_t klen,
 int cache_series_read(cache_t *c, uint64_t id, const void *key, size_t klen,
 		      size_t voff, size_t vlen, off_t off, size_t size, char *buf,
 		      size_t *n);
+/* Likewise with the part found by `place` in the value itself, in the same
+ * read (a record rewritten meanwhile is never read at old offsets):
+ * place(val, len, arg, &voff, &vlen) returns 0 or an error for the caller. */
+int cache_series_read_placed(cache_t *c, uint64_t id, const void *key, size_t klen,
+			     int (*place)(const void *val, size_t len, void *arg, size_t *voff,
+					  size_t *vlen),
+			     void *arg, off_t off, size_t size, char *buf, size_t *n);
 /* Call fn for each record of view id whose key starts with `prefix`, in
  * key order (key and value valid during the call only); a non-zero
  * return stops and is returned. */

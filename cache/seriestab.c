@@ -93,11 +93,37 @@ int cache_series_get(cache_t *c, uint64_t id, const void *sub, size_t len,
 	return err;
 }
 
+struct fixed_part {
+	size_t voff, vlen;
+};
+
+static int fixed_place(const void *val, size_t len, void *arg, size_t *voff, size_t *vlen)
+{
+	struct fixed_part *f = arg;
+
+	(void)val;
+	(void)len;
+	*voff = f->voff;
+	*vlen = f->vlen;
+	return 0;
+}
+
 int cache_series_read(cache_t *c, uint64_t id, const void *sub, size_t len,
 		      size_t voff, size_t vlen, off_t off, size_t size, char *buf,
 		      size_t *n)
 {
+	struct fixed_part f = { voff, vlen };
+
+	return cache_series_read_placed(c, id, sub, len, fixed_place, &f, off, size, buf, n);
+}
+
+int cache_series_read_placed(cache_t *c, uint64_t id, const void *sub, size_t len,
+			     int (*place)(const void *val, size_t len, void *arg, size_t *voff,
+					  size_t *vlen),
+			     void *arg, off_t off, size_t size, char *buf, size_t *n)
+{
 	unsigned char key[KEY_MAX];
+	size_t voff = 0, vlen = 0;
 	MDB_val k, d;
 	MDB_txn *txn;
 	int err;
@@ -107,7 +133,8 @@ int cache_series_read(cache_t *c, uint64_t id, const void *sub, size_t len,
 		return err;
 	if ((err = cache_rd_begin(c, &txn)))
 		return err;
-	if (!(err = cache_errno(mdb_get(txn, c->series, &k, &d)))) {
+	if (!(err = cache_errno(mdb_get(txn, c->series, &k, &d))) &&
+	    !(err = place(d.mv_data, d.mv_size, arg, &voff, &vlen))) {
 		if (voff > d.mv_size || vlen > d.mv_size - voff)
 			err = EIO;
 		else if (off >= 0 && (size_t)off < vlen) {

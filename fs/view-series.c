@@ -694,6 +694,22 @@ static int names_kept(struct upd *u, const char *names)
 	return 1;
 }
 
+/* a thread's signature: the SHA-1 of its messages' oids (in oid order) */
+static int group_sig(struct upd *u, const GArray *g, unsigned char sig[20])
+{
+	unsigned char *oids = malloc(g->len ? g->len * CACHE_OID_LEN : 1);
+	guint i;
+
+	if (!oids)
+		return ENOMEM;
+	for (i = 0; i < g->len; i++)
+		memcpy(oids + i * CACHE_OID_LEN,
+		       u->m.oids + g_array_index(g, size_t, i) * CACHE_OID_LEN, CACHE_OID_LEN);
+	sha1_oids(oids, g->len, sig);
+	free(oids);
+	return 0;
+}
+
 static int update(struct upd *u)
 {
 	cache_t *c = u->v->cache;
@@ -777,7 +793,7 @@ static int update(struct upd *u)
 		g_hash_table_iter_init(&it, groups);
 		while (!err && g_hash_table_iter_next(&it, &k, &gv)) {
 			GArray *g = gv;
-			unsigned char *oids, sig[20];
+			unsigned char sig[20];
 			char hex[41];
 			const char *names;
 			int patch = 0;
@@ -788,16 +804,8 @@ static int update(struct upd *u)
 				g_hash_table_iter_remove(&it);
 				continue;
 			}
-			if (!(oids = malloc(g->len * CACHE_OID_LEN))) {
-				err = ENOMEM;
+			if ((err = group_sig(u, g, sig)))
 				break;
-			}
-			for (i = 0; i < g->len; i++)
-				memcpy(oids + i * CACHE_OID_LEN,
-				       u->m.oids + g_array_index(g, size_t, i) * CACHE_OID_LEN,
-				       CACHE_OID_LEN);
-			sha1_oids(oids, g->len, sig);
-			free(oids);
 			for (i = 0; i < 20; i++)
 				snprintf(hex + 2 * i, 3, "%02x", sig[i]);
 			if (!(names = g_hash_table_lookup(u->tn.by_sig, hex)))
@@ -814,18 +822,12 @@ static int update(struct upd *u)
 		while (!err && g_hash_table_iter_next(&it, &k, &gv)) {
 			GArray *g = gv;
 			GString *names = g_string_new(NULL);
-			unsigned char *oids, sig[20];
+			unsigned char sig[20];
 
 			err = do_thread(u, (size_t *)g->data, g->len, names);
-			if (!err && !(oids = malloc(g->len * CACHE_OID_LEN)))
-				err = ENOMEM;
+			if (!err)
+				err = group_sig(u, g, sig);
 			if (!err) {
-				for (i = 0; i < g->len; i++)
-					memcpy(oids + i * CACHE_OID_LEN,
-					       u->m.oids + g_array_index(g, size_t, i) * CACHE_OID_LEN,
-					       CACHE_OID_LEN);
-				sha1_oids(oids, g->len, sig);
-				free(oids);
 				g_string_append_c(names, '\0');
 				err = queue(u->w.put, 'T', sig, 20, g_memdup2(names->str, names->len),
 					    names->len);
@@ -1031,6 +1033,33 @@ int views_series_stat(views_t *v, uint64_t id, const char *name, int which, size
 	return locate(v, id, name, which, key, &klen, &voff, size, mtime);
 }
 
+/* where file *which is in the N (am.mbx, cover) or I (info) record `val` */
+static int place_part(const void *val, size_t len, void *arg, size_t *voff, size_t *vlen)
+{
+	int which = *(int *)arg;
+	struct ser_rec h;
+
+	if (which == VIEWS_SERIES_INFO) {
+		*voff = 0;
+		*vlen = len;
+		return 0;
+	}
+	if (len < sizeof(h))
+		return EIO;
+	memcpy(&h, val, sizeof(h));
+	if (h.magic != SER_MAGIC)
+		return EIO;
+	if (which == VIEWS_SERIES_COVER && !h.has_cover)
+		return ENOENT;
+	*voff = sizeof(h) + (size_t)h.midlen + h.cidlen + h.subjlen;
+	*vlen = h.amlen;
+	if (which == VIEWS_SERIES_COVER) {
+		*voff += h.amlen;
+		*vlen = h.coverlen;
+	}
+	return 0;
+}
+
 int views_series_read(views_t *v, uint64_t id, const char *name, int which, off_t off,
 		      size_t size, char *buf, size_t *n)
 {
@@ -1042,5 +1071,7 @@ int views_series_read(views_t *v, uint64_t id, const char *name, int which, off_
 	*n = 0;
 	if ((err = locate(v, id, name, which, key, &klen, &voff, &vlen, &mtime)))
 		return err;
-	return cache_series_read(v->cache, id, key, klen, voff, vlen, off, size, buf, n);
+	/* the offsets again from the record the bytes come from */
+	return cache_series_read_placed(v->cache, id, key, klen, place_part, &which, off, size,
+					buf, n);
 }
