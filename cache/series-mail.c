@@ -18,9 +18,12 @@
 /* the largest body read: a patch past it is cut (and says so in info) */
 #define BODY_MAX (8u << 20)
 
+/* Regexes are compiled for each use and used once: no G_REGEX_OPTIMIZE
+ * (PCRE2's JIT costs more than it saves here, and its vector reads past a
+ * string's end are what valgrind reports) */
 int re_search(const char *pattern, const char *s, GRegexCompileFlags flags)
 {
-	GRegex *re = g_regex_new(pattern, flags | G_REGEX_OPTIMIZE, 0, NULL);
+	GRegex *re = g_regex_new(pattern, flags, 0, NULL);
 	int hit;
 
 	if (!re)
@@ -78,7 +81,7 @@ void lsubject_parse(struct lsubject *s, const char *subject)
 	s->revision = s->counter = s->expected = 1;
 	s->revision_inferred = s->counters_inferred = 1;
 	s->prefixes = g_ptr_array_new_with_free_func(g_free);
-	subj = re_sub("\\s+", " ", subject, G_REGEX_OPTIMIZE);
+	subj = re_sub("\\s+", " ", subject, 0);
 	g_strstrip(subj);
 	s->full_subject = g_strdup(subj);
 	if (re_search("^(Re|Aw|Fwd):", subj, G_REGEX_CASELESS) ||

@@ -682,7 +682,8 @@ int series_thread(const struct series_msg *msgs, size_t nmsgs,
 		g_array_append_val(revs, rev);
 	}
 	mailbox_free(&b);
-	qsort(revs->data, revs->len, sizeof(int), cmp_int);
+	if (revs->len)          /* no array at all when empty */
+		qsort(revs->data, revs->len, sizeof(int), cmp_int);
 	for (i = 0; i < revs->len; i++) {
 		struct series_rev r;
 

@@ -124,7 +124,8 @@ static int queue(GPtrArray *a, char kind, const void *sub, size_t slen, void *va
 		return ENOMEM;
 	}
 	key[0] = kind;
-	memcpy(key + 1, sub, slen);
+	if (slen)               /* the stamp's key is its kind alone */
+		memcpy(key + 1, sub, slen);
 	r->key = key;
 	r->klen = 1 + slen;
 	r->val = val;
@@ -658,7 +659,7 @@ static int drop_stale(void *arg, const void *key, size_t klen, const void *val, 
 			err = queue(u->w.del, k[0], name, klen - 1, NULL, 0);
 		free(name);
 	} else if (k[0] == 'F' && klen == 1 + CACHE_OID_LEN) {
-		if (!bsearch(k + 1, u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid))
+		if (!u->m.n || !bsearch(k + 1, u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid))
 			err = queue(u->w.del, 'F', k + 1, CACHE_OID_LEN, NULL, 0);
 	} else if (k[0] == 'T') {
 		err = queue(u->w.del, 'T', k + 1, klen - 1, NULL, 0);
@@ -725,7 +726,8 @@ static int update(struct upd *u)
 	if ((err = cache_entry_each(c, u->id, add_oid, &u->m)) ||
 	    (err = cache_hidden_each(c, u->id, add_oid, &u->m)))
 		goto out;
-	qsort(u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid);
+	if (u->m.n)             /* no array at all for a view with no mail */
+		qsort(u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid);
 	memset(&st, 0, sizeof(st));
 	st.version = SER_VERSION;
 	st.n = u->m.n;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One mount/list/read/rename/unlink/.query/rmdir/unmount cycle under
+# One mount/list/read/series/rename/unlink/.query/rmdir/unmount cycle under
 # valgrind, with a view over a local inbox (import, Xapian index, search)
 # and one over the index of remote mail: no errors, no definite leaks.  Skipped for sanitizer builds
 # (valgrind cannot run them) and where valgrind is missing.
@@ -33,6 +33,7 @@ test_expect_success 'leifs mounts under valgrind' '
 test_expect_success 'a view, read whole, renamed, unlinked, requeried, removed' '
 	mkdir "$V" && ls "$V/cur" >list && [ "$(wc -l <list)" -gt 10 ] &&
 	cat "$V"/cur/* >/dev/null && check_oids "$V"/cur/* &&
+	ls "$V/series" | grep -q . && cat "$V"/series/*/am.mbx "$V"/series/*/info >/dev/null &&
 	f=$(sed -n 1p list) && mv "$V/cur/$f" "$V/cur/${f}S" && rm "$V/cur/$(sed -n 2p list)" &&
 	cat "$V/.status" "$M/queries/.status" >/dev/null &&
 	echo "s:rtc AND s:pcf8563" >"$V/.query" &&

@@ -279,7 +279,9 @@ test_expect_success 'cache:URL views need no network: made with the server stopp
 	v="$M5/queries/dfn:interface.c" && mkdir "$v" &&
 	printf "[leifs]\n\tsource = cache:%s\n" "$RTC" >"$v/.config" &&
 	test_wait_for 60 "touch \"$v/.refresh\"; sleep 0.3; ls \"$v/cur\" | grep -q leifs" &&
-	grep -q "^source: cache:$RTC: ok, [1-9]" "$v/.status"
+	# the mail came from the cache (the server is down); a later touch may
+	# have begun a search that found nothing new: "ok, 0" is its answer
+	cat "$v/.refresh" >/dev/null && grep -q "^source: cache:$RTC: ok" "$v/.status"
 '
 
 # a view of two local sources refreshed again and again, then unmounted:
