@@ -68,6 +68,16 @@ void find_trailers(const char *body, int followup, GPtrArray *trailers, GPtrArra
  * `mism` (not owned), when not NULL */
 void lmsg_get_trailers(struct lmsg *m, GPtrArray *out, GPtrArray *mism);
 
+/* mailinfo.c: what `git mailinfo --encoding=UTF-8 --scissors` gives for
+ * m with body `body`: Author, Email, Subject, Date (as b4's Python writes
+ * them), and the body's message and patch */
+struct mailinfo {
+	char *author, *email, *subject, *date;
+	GString *msg, *patch;
+};
+void mailinfo(const struct lmsg *m, const char *body, struct mailinfo *mi);
+void mailinfo_clear(struct mailinfo *mi);
+
 /* LoreMessage.get_am_message: the patch as b4 writes it into am.mbx
  * (with the trailers when add_trailers), appended to out; how many
  * trailers it added */

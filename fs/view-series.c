@@ -18,7 +18,8 @@
  * writes what changed in one transaction.  A revision keeps its name while
  * its Message-ID and revision stay (a new reply changes its thread, not
  * its name); a name that another revision holds gets "-2", "-3"...
- * One update at a time (views.series); reads need no lock.
+ * One update at a time (views.series); reads need no lock and are
+ * view-series-read.c's.
  */
 #include <errno.h>
 #include <glib.h>
@@ -32,34 +33,10 @@
 #include "fs/log.h"
 #include "fs/views-private.h"
 
-#define SER_MAGIC 0x73657231u   /* "ser1" */
-
-struct ser_rec {
-	uint32_t magic;
-	int32_t revision;
-	int64_t mtime;          /* when its am.mbx or cover last changed */
-	int64_t date;
-	uint32_t midlen, cidlen, subjlen, amlen, coverlen, has_cover;
-};
-
-/* bumped when what series.c makes of a thread changes: a table made by
- * another leifs is made again (names kept) */
-#define SER_VERSION 3u
-
-struct stamp_rec {
-	uint32_t version;
-	uint32_t pad;
-	uint64_t n;
-	unsigned char sig[20];
-	int64_t mtime;
-};
+#include "fs/view-series-rec.h"
+#include "fs/view-series-upd.h"
 
 /* ---- the view's messages ---- */
-
-struct msgs {
-	unsigned char *oids;    /* n * CACHE_OID_LEN, sorted */
-	size_t n, cap;
-};
 
 static int add_oid(void *arg, const struct cache_entry *e)
 {
@@ -98,10 +75,6 @@ static void sha1_oids(const unsigned char *oids, size_t n, unsigned char out[20]
 
 /* ---- records being written ---- */
 
-struct writes {
-	GPtrArray *put, *del;   /* of struct cache_series_rec *, owning key and val */
-};
-
 static void rec_free(gpointer p)
 {
 	struct cache_series_rec *r = p;
@@ -111,8 +84,8 @@ static void rec_free(gpointer p)
 	free(r);
 }
 
-static int queue(GPtrArray *a, char kind, const void *sub, size_t slen, void *val,
-		 size_t vlen)
+int ser_queue(GPtrArray *a, char kind, const void *sub, size_t slen, void *val,
+	      size_t vlen)
 {
 	struct cache_series_rec *r = calloc(1, sizeof(*r));
 	char *key = malloc(1 + slen);
@@ -232,26 +205,10 @@ static int get_fact(views_t *v, uint64_t id, const unsigned char *oid, struct fa
 		memcpy(buf + vlen, ids[i], l);
 		vlen += l;
 	}
-	return queue(w->put, 'F', oid, CACHE_OID_LEN, buf, vlen);
+	return ser_queue(w->put, 'F', oid, CACHE_OID_LEN, buf, vlen);
 }
 
 /* ---- revisions kept from the last update ---- */
-
-struct old_rev {
-	char *name;
-	char *msgid;
-	int revision;
-	int64_t mtime;
-	char *change_id, *subject;
-	int64_t date;
-	int keep;               /* its thread did not change */
-	int live;               /* named in this update */
-};
-
-struct olds {
-	GPtrArray *revs;        /* of struct old_rev * */
-	GHashTable *by_name;    /* name -> struct old_rev * */
-};
 
 static void old_free(gpointer p)
 {
@@ -305,11 +262,6 @@ static int add_old(void *arg, const void *key, size_t klen, const void *val, siz
 	return 0;
 }
 
-/* "T" records: the names each unchanged thread gave */
-struct thread_names {
-	GHashTable *by_sig;     /* 20-byte sig (as a string key, hex) -> names text */
-};
-
 static int add_thread(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
 {
 	struct thread_names *t = arg;
@@ -328,22 +280,6 @@ static int add_thread(void *arg, const void *key, size_t klen, const void *val, 
 }
 
 /* ---- the update ---- */
-
-struct upd {
-	views_t *v;
-	uint64_t id;
-	struct msgs m;
-	struct fact *facts;
-	struct writes w;
-	struct olds old;
-	struct thread_names tn;
-	GHashTable *taken;      /* names of this update -> 1 */
-	GPtrArray *fresh;       /* struct series_rev * made now (owned by revs) */
-	GPtrArray *fresh_names; /* their names (char *) */
-	GPtrArray *revsets;     /* struct revset *: what to free */
-	int64_t now;
-	struct series_limits lim;
-};
 
 struct revset {
 	struct series_rev *r;
@@ -391,7 +327,7 @@ static int put_rev(struct upd *u, const struct series_rev *r, const char *name,
 	p += h.amlen;
 	if (h.coverlen)
 		memcpy(p, r->cover, h.coverlen);
-	return queue(u->w.put, 'N', name, strlen(name), buf, len);
+	return ser_queue(u->w.put, 'N', name, strlen(name), buf, len);
 }
 
 /* the old revision a new one takes the name of: same Message-ID and revision */
@@ -510,137 +446,6 @@ out:
 	return err;
 }
 
-/* ---- info: a revision's own lines, then older: and newer: ---- */
-
-struct relrev {
-	const char *name, *change_id, *subject;
-	int revision;
-	int64_t date;
-	const char *own;        /* its own lines, NULL: keep its I record's */
-};
-
-/* revisions of one series: the same change-id (b4 ez's), or the same
- * subject (b4's series subject: the cover's, else patch 1's) */
-static int same_series(const struct relrev *a, const struct relrev *b)
-{
-	return (*a->change_id && !strcmp(a->change_id, b->change_id)) ||
-	       !strcmp(a->subject, b->subject);
-}
-
-static int cmp_relrev(const void *x, const void *y)
-{
-	const struct relrev *a = x, *b = y;
-
-	if (a->revision != b->revision)
-		return a->revision < b->revision ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-#define RELATED_MAX 32
-
-static int info_text(struct upd *u, const struct relrev *all, size_t n, size_t k,
-		     const char *own, char **out, size_t *len)
-{
-	GString *s = g_string_new(own);
-	const char *what[2] = { "older", "newer" };
-	int dir;
-	size_t i;
-
-	(void)u;
-	/* the nearest RELATED_MAX each way (4999 "[PATCH] x" of one subject
-	 * would list each other in every info): `all` is in revision order */
-	for (dir = 0; dir < 2; dir++) {
-		size_t pick[RELATED_MAX], np = 0, j;
-
-		for (i = k; np < RELATED_MAX && (dir == 0 ? i-- > 0 : ++i < n);) {
-			if (!same_series(&all[i], &all[k]))
-				continue;
-			if (dir == 0 ? all[i].revision >= all[k].revision
-				     : all[i].revision <= all[k].revision)
-				continue;
-			pick[np++] = i;
-		}
-		for (j = 0; j < np; j++) {
-			const char *name = all[pick[dir == 0 ? np - 1 - j : j]].name;
-
-			if (!j)
-				g_string_append_printf(s, "%s: %s", what[dir], name);
-			else
-				g_string_append_printf(s, " %s", name);
-		}
-		if (np)
-			g_string_append_c(s, '\n');
-	}
-	*len = s->len;
-	*out = g_string_free(s, FALSE);
-	return 0;
-}
-
-/* a kept revision's own lines: those of its I record before older:/newer: */
-static int kept_own(struct upd *u, const char *name, char **own)
-{
-	size_t kl = strlen(name), olen;
-	char *key = malloc(kl + 1), *p;
-	void *val;
-	int err;
-
-	if (!key)
-		return ENOMEM;
-	key[0] = 'I';
-	memcpy(key + 1, name, kl);
-	err = cache_series_get(u->v->cache, u->id, key, kl + 1, &val, &olen);
-	free(key);
-	if (err == ENOENT)
-		return (*own = strdup("")) ? 0 : ENOMEM;
-	if (err)
-		return err;
-	*own = val;
-	if (!strncmp(*own, "older: ", 7) || !strncmp(*own, "newer: ", 7))
-		(*own)[0] = '\0';
-	else if ((p = strstr(*own, "\nolder: ")) || (p = strstr(*own, "\nnewer: ")))
-		p[1] = '\0';
-	return 0;
-}
-
-static int write_infos(struct upd *u)
-{
-	GArray *all = g_array_new(FALSE, TRUE, sizeof(struct relrev));
-	guint i;
-	int err = 0;
-
-	for (i = 0; i < u->old.revs->len; i++) {
-		struct old_rev *o = u->old.revs->pdata[i];
-		struct relrev r = { o->name, o->change_id, o->subject, o->revision, o->date, NULL };
-
-		if (o->keep)
-			g_array_append_val(all, r);
-	}
-	for (i = 0; i < u->fresh->len; i++) {
-		struct series_rev *x = u->fresh->pdata[i];
-		struct relrev r = { u->fresh_names->pdata[i], x->change_id, x->subject, x->revision,
-				    x->date, x->info };
-
-		g_array_append_val(all, r);
-	}
-	/* older: and newer: list them by revision */
-	g_array_sort(all, cmp_relrev);
-	for (i = 0; i < all->len && !err; i++) {
-		struct relrev *r = &g_array_index(all, struct relrev, i);
-		char *own = NULL, *text;
-		size_t len;
-
-		if (!r->own && (err = kept_own(u, r->name, &own)))
-			break;
-		err = info_text(u, (struct relrev *)all->data, all->len, i, r->own ? r->own : own,
-				&text, &len);
-		free(own);
-		if (!err)
-			err = queue(u->w.put, 'I', r->name, strlen(r->name), text, len);
-	}
-	g_array_free(all, TRUE);
-	return err;
-}
-
 static int drop_stale(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
 {
 	struct upd *u = arg;
@@ -656,13 +461,13 @@ static int drop_stale(void *arg, const void *key, size_t klen, const void *val, 
 		if (!(name = strndup0(k + 1, klen - 1)))
 			return ENOMEM;
 		if (!g_hash_table_contains(u->taken, name))
-			err = queue(u->w.del, k[0], name, klen - 1, NULL, 0);
+			err = ser_queue(u->w.del, k[0], name, klen - 1, NULL, 0);
 		free(name);
 	} else if (k[0] == 'F' && klen == 1 + CACHE_OID_LEN) {
 		if (!u->m.n || !bsearch(k + 1, u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid))
-			err = queue(u->w.del, 'F', k + 1, CACHE_OID_LEN, NULL, 0);
+			err = ser_queue(u->w.del, 'F', k + 1, CACHE_OID_LEN, NULL, 0);
 	} else if (k[0] == 'T') {
-		err = queue(u->w.del, 'T', k + 1, klen - 1, NULL, 0);
+		err = ser_queue(u->w.del, 'T', k + 1, klen - 1, NULL, 0);
 	}
 	return err;
 }
@@ -814,7 +619,7 @@ static int update(struct upd *u)
 				continue;
 			if (!names_kept(u, names))
 				continue;
-			if ((err = queue(u->w.put, 'T', sig, 20, g_memdup2(names, names_len(names)),
+			if ((err = ser_queue(u->w.put, 'T', sig, 20, g_memdup2(names, names_len(names)),
 					 names_len(names))))
 				break;
 			g_hash_table_iter_remove(&it);
@@ -831,7 +636,7 @@ static int update(struct upd *u)
 				err = group_sig(u, g, sig);
 			if (!err) {
 				g_string_append_c(names, '\0');
-				err = queue(u->w.put, 'T', sig, 20, g_memdup2(names->str, names->len),
+				err = ser_queue(u->w.put, 'T', sig, 20, g_memdup2(names->str, names->len),
 					    names->len);
 			}
 			g_string_free(names, TRUE);
@@ -840,13 +645,13 @@ static int update(struct upd *u)
 	}
 	if (err)
 		goto out;
-	if ((err = write_infos(u)) ||
+	if ((err = ser_write_infos(u)) ||
 	    (err = cache_series_each(c, u->id, NULL, 0, drop_stale, u)))
 		goto out;
 	for (i = 0; i < u->m.n && !u->facts[i].absent; i++)
 		;
 	if (i == u->m.n &&
-	    (err = queue(u->w.put, 'S', NULL, 0, g_memdup2(&st, sizeof(st)), sizeof(st))))
+	    (err = ser_queue(u->w.put, 'S', NULL, 0, g_memdup2(&st, sizeof(st)), sizeof(st))))
 		goto out;
 	/* deletes first (a stale T record of a thread kept is put again) */
 	put_list = u->w.put;
@@ -931,149 +736,4 @@ int views_series_update(views_t *v, uint64_t id)
 	pthread_mutex_unlock(&v->series);
 	upd_free(&u);
 	return err;
-}
-
-struct each_ctx {
-	int (*fn)(void *arg, const char *name);
-	void *arg;
-};
-
-static int each_name(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
-{
-	struct each_ctx *e = arg;
-	char *name = strndup0((const char *)key + 1, klen - 1);
-	int err;
-
-	(void)val;
-	(void)vlen;
-	if (!name)
-		return ENOMEM;
-	err = e->fn(e->arg, name);
-	free(name);
-	return err;
-}
-
-int views_series_each(views_t *v, uint64_t id, int (*fn)(void *arg, const char *name),
-		      void *arg)
-{
-	struct each_ctx e = { fn, arg };
-
-	return cache_series_each(v->cache, id, "N", 1, each_name, &e);
-}
-
-int views_series_mtime(views_t *v, uint64_t id, int64_t *mtime)
-{
-	struct stamp_rec st;
-	size_t vlen;
-	void *val;
-	int err;
-
-	*mtime = 0;
-	if ((err = cache_series_get(v->cache, id, "S", 1, &val, &vlen)))
-		return err == ENOENT ? 0 : err;
-	if (vlen == sizeof(st)) {
-		memcpy(&st, val, sizeof(st));
-		*mtime = st.mtime;
-	}
-	free(val);
-	return 0;
-}
-
-/* where file `which` of revision `name` is in its record */
-static int locate(views_t *v, uint64_t id, const char *name, int which, char *key,
-		  size_t *klen, size_t *voff, size_t *vlen, int64_t *mtime)
-{
-	struct ser_rec h;
-	size_t kl = strlen(name), n;
-	int err;
-
-	if (kl + 1 > 500)
-		return ENOENT;
-	key[0] = which == VIEWS_SERIES_INFO ? 'I' : 'N';
-	memcpy(key + 1, name, kl);
-	*klen = kl + 1;
-	if (which == VIEWS_SERIES_INFO) {
-		void *val;
-
-		/* small: read whole; mtime is the revision's */
-		if ((err = cache_series_get(v->cache, id, key, *klen, &val, vlen)))
-			return err;
-		free(val);
-		*voff = 0;
-		key[0] = 'N';
-		err = cache_series_read(v->cache, id, key, *klen, 0, sizeof(h), 0, sizeof(h),
-					(char *)&h, &n);
-		key[0] = 'I';
-		if (err)
-			return err;
-		*mtime = n == sizeof(h) ? h.mtime : 0;
-		return 0;
-	}
-	if ((err = cache_series_read(v->cache, id, key, *klen, 0, sizeof(h), 0, sizeof(h),
-				     (char *)&h, &n)))
-		return err;
-	if (n != sizeof(h) || h.magic != SER_MAGIC)
-		return EIO;
-	if (which == VIEWS_SERIES_COVER && !h.has_cover)
-		return ENOENT;
-	*voff = sizeof(h) + h.midlen + h.cidlen + h.subjlen;
-	*vlen = h.amlen;
-	if (which == VIEWS_SERIES_COVER) {
-		*voff += h.amlen;
-		*vlen = h.coverlen;
-	}
-	*mtime = h.mtime;
-	return 0;
-}
-
-int views_series_stat(views_t *v, uint64_t id, const char *name, int which, size_t *size,
-		      int64_t *mtime)
-{
-	char key[512];
-	size_t klen, voff;
-
-	return locate(v, id, name, which, key, &klen, &voff, size, mtime);
-}
-
-/* where file *which is in the N (am.mbx, cover) or I (info) record `val` */
-static int place_part(const void *val, size_t len, void *arg, size_t *voff, size_t *vlen)
-{
-	int which = *(int *)arg;
-	struct ser_rec h;
-
-	if (which == VIEWS_SERIES_INFO) {
-		*voff = 0;
-		*vlen = len;
-		return 0;
-	}
-	if (len < sizeof(h))
-		return EIO;
-	memcpy(&h, val, sizeof(h));
-	if (h.magic != SER_MAGIC)
-		return EIO;
-	if (which == VIEWS_SERIES_COVER && !h.has_cover)
-		return ENOENT;
-	*voff = sizeof(h) + (size_t)h.midlen + h.cidlen + h.subjlen;
-	*vlen = h.amlen;
-	if (which == VIEWS_SERIES_COVER) {
-		*voff += h.amlen;
-		*vlen = h.coverlen;
-	}
-	return 0;
-}
-
-int views_series_read(views_t *v, uint64_t id, const char *name, int which, off_t off,
-		      size_t size, char *buf, size_t *n)
-{
-	char key[512];
-	size_t klen, voff, vlen;
-	int64_t mtime;
-	int err;
-
-	*n = 0;
-	if ((err = locate(v, id, name, which, key, &klen, &voff, &vlen, &mtime)))
-		return err;
-	/* the offsets again from the record the bytes come from */
-	return cache_series_read_placed(v->cache, id, key, klen, place_part, &which, off, size,
-					buf, n);
 }
