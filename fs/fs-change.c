@@ -57,7 +57,7 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		node_unkey_named(N_SFILE, p->vid, key);
 		err = 0;
 	} else if (p->kind != N_CUR && p->kind != N_NEW) {
-		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_VIEW ?
+		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_SUBSYS || p->kind == N_VIEW ?
 		      EPERM : EROFS;
 	} else if (!(err = fs_find_msg(fs_views(req), p, name, &e))) {
 		err = views_msg_move(fs_views(req), p->vid, e.oid, CACHE_HIDDEN, e.flags,
@@ -146,7 +146,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 	}
 	if ((p->kind != N_CUR && p->kind != N_NEW) ||
 	    (np->kind != N_CUR && np->kind != N_NEW))
-		return p->kind == N_VIEW || p->kind == N_QUERIES || p->kind == N_THREADS ?
+		return p->kind == N_VIEW || p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_SUBSYS ?
 		       EPERM : EROFS;
 	if (p->vid != np->vid)
 		return EXDEV;
@@ -206,7 +206,7 @@ static int do_create(views_t *v, fuse_ino_t parent, const char *name,
 	if (!p)
 		return ENOENT;
 	if (p->kind != N_VIEW || !viewnames_client_file(name)) {
-		err = p->kind == N_QUERIES || p->kind == N_THREADS ? EPERM : EROFS;
+		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_SUBSYS ? EPERM : EROFS;
 	} else if (!(err = fs_node_view(v, p, &cv))) {
 		cache_view_release(&cv);
 		err = views_file_create(v, p->vid, name, !!(fi->flags & O_EXCL),

@@ -36,7 +36,7 @@ static int add_view(void *arg, const struct cache_view *cv)
 {
 	struct list_ctx *c = arg;
 
-	if (views_thread_name(cv->name))
+	if (views_thread_name(cv->name) || views_subsys_name(cv->name))
 		return 0;
 	/* not an inode the kernel can use: only lookup hands those out */
 	dir_add(c->req, c->d, cv->name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
@@ -47,6 +47,16 @@ static int add_thread(void *arg, const struct cache_view *cv)
 {
 	struct list_ctx *c = arg;
 	const char *name = views_thread_name(cv->name);
+
+	if (name)
+		dir_add(c->req, c->d, name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
+	return c->d->err;
+}
+
+static int add_subsys(void *arg, const struct cache_view *cv)
+{
+	struct list_ctx *c = arg;
+	const char *name = views_subsys_name(cv->name);
 
 	if (name)
 		dir_add(c->req, c->d, name, (fuse_ino_t)(cv->id << 8 | 1), S_IFDIR);
@@ -109,6 +119,12 @@ static int do_opendir(fuse_req_t req, views_t *v, const struct node *n,
 	case N_ROOT:
 		dir_add(req, d, "queries", 2, S_IFDIR);
 		dir_add(req, d, "threads", 5, S_IFDIR);
+		dir_add(req, d, "subsystems", 6, S_IFDIR);
+		break;
+	case N_SUBSYS:
+		dir_add(req, d, ".sections", 7, S_IFREG);
+		dir_add(req, d, ".status", 8, S_IFREG);
+		err = GUARD(v, cache_view_each(views_cache(v), add_subsys, &c));
 		break;
 	case N_THREADS:
 		err = GUARD(v, cache_view_each(views_cache(v), add_thread, &c));
@@ -239,7 +255,7 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 		return ENOENT;
 	if (p->kind == N_VIEW)
 		views_mkdir_in_view(v, p->view, name);  /* mkdir -p of a query with '/' */
-	if (p->kind != N_QUERIES && p->kind != N_THREADS) {
+	if (p->kind != N_QUERIES && p->kind != N_THREADS && p->kind != N_SUBSYS) {
 		node_put(p);
 		return EROFS;
 	}
@@ -249,6 +265,8 @@ static int do_mkdir(views_t *v, fuse_ino_t parent, const char *name,
 	}
 	if (p->kind == N_THREADS)
 		err = views_create_thread(v, name, why, sizeof(why));
+	else if (p->kind == N_SUBSYS)
+		err = views_create_subsys(v, name, why, sizeof(why));
 	else
 		err = views_create(v, name, why, sizeof(why));
 	if (!err)
@@ -284,6 +302,9 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		      views_remove(fs_views(req), name) : ENOTDIR;
 	else if (p->kind == N_THREADS)
 		err = views_remove_thread(fs_views(req), name);
+	else if (p->kind == N_SUBSYS)
+		err = strcmp(name, ".status") && strcmp(name, ".sections") ?
+		      views_remove_subsys(fs_views(req), name) : ENOTDIR;
 	else if (p->kind == N_VIEW && viewnames_child(name) >= 0 && viewnames_child(name) <= N_TMP) {
 		/* rm -rf VIEW removes cur/ new/ tmp/ before it reaches the
 		 * view's own rmdir, and gives up on the view if one fails:

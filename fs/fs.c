@@ -118,9 +118,12 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 	case N_ROOT:
 	case N_QUERIES:
 	case N_THREADS:
+	case N_SUBSYS:
 		dir_attr(st, mount_time);
 		*timeout = LIST_TIMEOUT;
 		return 0;
+	case N_SSTATUS:
+	case N_SECTIONS:
 	case N_QSTATUS:
 		file_attr(st, 0444, 0, time(NULL));
 		return viewtext_attr(v, n, NULL, pid, st, timeout);
@@ -184,7 +187,8 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 		*timeout = LIST_TIMEOUT;
 		break;
 	case N_QUERY:
-		file_attr(st, 0644, 0, (time_t)cv.created);
+		/* a subsystem view's is derived: read-only */
+		file_attr(st, views_subsys_name(cv.name) ? 0444 : 0644, 0, (time_t)cv.created);
 		err = viewtext_attr(v, n, &cv, pid, st, timeout);
 		break;
 	case N_CONFIG:
@@ -245,10 +249,26 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	case N_ROOT:
 		if (!strcmp(name, "threads"))
 			n = node_lookup(N_THREADS, 0, NULL, NULL);
+		else if (!strcmp(name, "subsystems"))
+			n = node_lookup(N_SUBSYS, 0, NULL, NULL);
 		else if (!strcmp(name, "queries"))
 			n = node_lookup(N_QUERIES, 0, NULL, NULL);
 		else
 			return ENOENT;
+		break;
+	case N_SUBSYS:
+		if (!strcmp(name, ".status")) {
+			n = node_lookup(N_SSTATUS, 0, NULL, NULL);
+			break;
+		}
+		if (!strcmp(name, ".sections")) {
+			n = node_lookup(N_SECTIONS, 0, NULL, NULL);
+			break;
+		}
+		if ((err = GUARD(v, views_get_subsys(v, name, &cv))))
+			return err;
+		n = node_lookup(N_VIEW, cv.id, cv.name, NULL);
+		cache_view_release(&cv);
 		break;
 	case N_THREADS:
 		/* "<id>" and "id" are one view: its node has the record's name */

@@ -222,7 +222,14 @@ int main(int argc, char *argv[])
 		.insecure = o.insecure, .proxy = o.proxy, .index_remote = o.index_remote,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 		.imaps = o.imaps, .nimaps = o.nimaps,
+		.maintainers = o.maintainers, .nmaintainers = o.nmaintainers,
 	};
+	/* a MAINTAINERS file not there is said now; it may come later (a
+	 * checkout under way), so the mount goes on */
+	for (i = 0; i < vo.nmaintainers; i++)
+		if (access(vo.maintainers[i], R_OK))
+			fprintf(stderr, "leifs: warning: maintainers=%s: %s (subsystems/.status "
+				"will say when it can be read)\n", vo.maintainers[i], strerror(errno));
 	for (i = 0; i < vo.nimaps; i++) {
 		char why[300];
 

@@ -16,6 +16,8 @@ enum node_kind {
 	N_QREFRESH,                     /* queries/.refresh */
 	N_THREADS,                      /* threads/: thread views (view-thread.c) */
 	N_SERIES, N_SREV, N_SFILE,      /* VIEW/series/ (fs-series.h) */
+	N_SUBSYS, N_SSTATUS, N_SECTIONS, /* subsystems/, its .status and
+					  * .sections (view-subsys.c) */
 };
 
 struct node {

@@ -26,6 +26,9 @@ const struct opt_spec options[] = {
 	  "an IMAP folder a view's messages are APPENDed to after each search, "
 	  "imap[s]://[user@]host[:port]/FOLDER, the password from git credential; "
 	  "repeat for several", "none" },
+	{ "maintainers", OPTT_MAINT, 0, ALL, 0, "FILE",
+	  "a MAINTAINERS file (the kernel's format): its sections are the views "
+	  "subsystems/ can make; repeat for several", "none" },
 	{ "cache", OPTT_PATH, O(cache), ALL, 0, "DIR", "the cache", "$XDG_CACHE_HOME/leifs" },
 	{ "refresh", OPTT_LONG, O(refresh), VIEW, 600, "SECONDS",
 	  "a listing refreshes a view older than this", NULL },
@@ -77,7 +80,7 @@ const struct opt_spec options[] = {
 	{ NULL, OPTT_FUSE, 0, 0, 0, NULL, NULL, NULL }
 };
 
-enum { KEY_SOURCE = 1, KEY_IMAP, KEY_HELP, KEY_VERSION };
+enum { KEY_SOURCE = 1, KEY_IMAP, KEY_MAINT, KEY_HELP, KEY_VERSION };
 
 static long *long_at(struct opts *o, const struct opt_spec *s)
 {
@@ -121,6 +124,11 @@ void options_free(struct opts *o)
 	free(o->imaps);
 	o->imaps = NULL;
 	o->nimaps = 0;
+	for (i = 0; i < o->nmaintainers; i++)
+		free(o->maintainers[i]);
+	free(o->maintainers);
+	o->maintainers = NULL;
+	o->nmaintainers = 0;
 	for (s = options; s->name; s++)
 		if (s->type == OPTT_STRING || s->type == OPTT_PATH || s->type == OPTT_SETTING) {
 			free(*str_at(o, s));
@@ -176,6 +184,29 @@ static int add_imap(struct opts *o, const char *url)
 	return 0;
 }
 
+/* a MAINTAINERS file: ~/ expanded, made absolute (the daemon runs in /) */
+static int add_maint(struct opts *o, const char *path)
+{
+	char **s = realloc(o->maintainers, (size_t)(o->nmaintainers + 1) * sizeof(*s));
+	const char *home = getenv("HOME");
+	char cwd[4096], *p = NULL;
+	int n;
+
+	if (!s)
+		return -1;
+	o->maintainers = s;
+	if (!strncmp(path, "~/", 2) && home && *home)
+		n = asprintf(&p, "%s%s", home, path + 1);
+	else if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		n = asprintf(&p, "%s/%s", cwd, path);
+	else
+		n = (p = strdup(path)) ? 0 : -1;
+	if (n < 0)
+		return -1;
+	s[o->nmaintainers++] = p;
+	return 0;
+}
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
 	struct opts *o = data;
@@ -186,6 +217,12 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 		return add_source(o, arg + strlen("source="));
 	case KEY_IMAP:
 		return add_imap(o, arg + strlen("imap="));
+	case KEY_MAINT:
+		if (!arg[strlen("maintainers=")]) {
+			fprintf(stderr, "leifs: maintainers= needs a file\n");
+			return -1;
+		}
+		return add_maint(o, arg + strlen("maintainers="));
 	case KEY_HELP:
 		o->show_help = 1;
 		return 0;
@@ -232,6 +269,7 @@ int options_parse(struct fuse_args *args, struct opts *o)
 			break;
 		case OPTT_SOURCE:
 		case OPTT_IMAP:
+		case OPTT_MAINT:
 			fmt = "%s=";
 			break;
 		case OPTT_FUSE:
@@ -243,6 +281,8 @@ int options_parse(struct fuse_args *args, struct opts *o)
 			fo[k++] = (struct fuse_opt)FUSE_OPT_KEY(t, KEY_SOURCE);
 		else if (s->type == OPTT_IMAP)
 			fo[k++] = (struct fuse_opt)FUSE_OPT_KEY(t, KEY_IMAP);
+		else if (s->type == OPTT_MAINT)
+			fo[k++] = (struct fuse_opt)FUSE_OPT_KEY(t, KEY_MAINT);
 		else
 			fo[k++] = (struct fuse_opt){ t, s->off, 1 };
 	}
@@ -379,7 +419,7 @@ static int set_str(char **dst, const char *v, int path)
  * what the command line left unset: 0, EINVAL for a bad value, ENOENT for
  * an unknown key, ENOMEM. */
 static int apply_key(struct opts *o, const char *key, const char *v, int cmdline_sources,
-		     int cmdline_imaps)
+		     int cmdline_imaps, int cmdline_maint)
 {
 	const struct opt_spec *s;
 	struct settings t = { 0 };
@@ -417,6 +457,12 @@ static int apply_key(struct opts *o, const char *key, const char *v, int cmdline
 		if (!cmdline_imaps && add_imap(o, v))
 			return ENOMEM;
 		return 0;
+	case OPTT_MAINT:
+		if (!v || !*v)
+			return EINVAL;
+		if (!cmdline_maint && add_maint(o, v))
+			return ENOMEM;
+		return 0;
 	case OPTT_PATH:
 		if (!v || !*v)
 			return EINVAL;
@@ -439,6 +485,7 @@ static int apply_key(struct opts *o, const char *key, const char *v, int cmdline
 static int apply_config(struct opts *o, const config_t *c, char *why, size_t whylen)
 {
 	int cmdline_sources = o->nsources > 0, cmdline_imaps = o->nimaps > 0;
+	int cmdline_maint = o->nmaintainers > 0;
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
@@ -457,7 +504,8 @@ static int apply_config(struct opts *o, const config_t *c, char *why, size_t why
 			for (p = key; *p; p++)
 				if (*p == '-')
 					*p = '_'; /* git style refresh-all == refresh_all */
-			err = apply_key(o, key, it->value, cmdline_sources, cmdline_imaps);
+			err = apply_key(o, key, it->value, cmdline_sources, cmdline_imaps,
+					cmdline_maint);
 		}
 		if (err == ENOMEM) {
 			snprintf(why, whylen, "out of memory");

@@ -51,6 +51,9 @@ struct opts {
 	int nsources;
 	char **imaps;           /* IMAP folder URLs (imap=); owned */
 	int nimaps;
+	char **maintainers;     /* MAINTAINERS files (maintainers=), absolute;
+				 * owned */
+	int nmaintainers;
 };
 
 enum opt_type {
@@ -62,6 +65,7 @@ enum opt_type {
 	OPTT_BOOL,      /* -o name=0|1; a git-config bool in the file */
 	OPTT_SOURCE,    /* -o source=URL|PATH, repeated; made absolute */
 	OPTT_IMAP,      /* -o imap=URL, repeated: the IMAP folders of views */
+	OPTT_MAINT,     /* -o maintainers=FILE, repeated; made absolute */
 	OPTT_FUSE,      /* libfuse's own (allow_other): listed in --help only */
 };
 

@@ -32,7 +32,7 @@ int views_config(views_t *v, const char *name, char **out)
 	pthread_mutex_unlock(&v->lock);
 	/* what was written reads back at once, though applied a moment later */
 	if (pending)
-		err = settings_parse(&v->def, pending, strlen(pending), &set, why, sizeof(why));
+		err = settings_parse(view_defaults(v, name), pending, strlen(pending), &set, why, sizeof(why));
 	else
 		err = view_settings(v, &cv, &set);
 	if (!err) {
@@ -129,7 +129,7 @@ int views_set_config(views_t *v, const char *name, const char *text, size_t len,
 		return err;
 	if ((err = view_settings(v, &cv, &old)))
 		goto out;
-	if ((err = settings_parse(&v->def, text, len, &set, why, whylen))) {
+	if ((err = settings_parse(view_defaults(v, name), text, len, &set, why, whylen))) {
 		if (err == EINVAL) {
 			log_err("new .config for %s refused: %s", name, why);
 			set_refusal(v, &cv, why);
@@ -345,7 +345,7 @@ int views_stage_config(views_t *v, const char *name, const char *text, size_t le
 	why[0] = '\0';
 	if ((err = cache_view_get(v->cache, name, &cv)))
 		return err;
-	err = settings_parse(&v->def, text, len, &set, why, whylen);
+	err = settings_parse(view_defaults(v, name), text, len, &set, why, whylen);
 	if (!err)
 		settings_free(&set);
 	else if (more && (keep = unfinished(v, text, len, err)))

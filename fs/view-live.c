@@ -91,6 +91,7 @@ void live_free(struct live *l)
 	free(l->tail);
 	free(l->seen[0]);
 	free(l->seen[1]);
+	free(l->subsys_change);
 	free_empty(l->empty);
 	free_imap_state(l->imap);
 	if (l->has_set)
@@ -114,22 +115,28 @@ void live_put(struct live *l)
 }
 
 /* the settings as stored, read and parsed */
-static int settings_read(views_t *v, uint64_t id, struct settings *s)
+const struct settings *view_defaults(views_t *v, const char *name)
 {
+	return views_subsys_name(name) ? &v->def_subsys : &v->def;
+}
+
+static int settings_read(views_t *v, const struct cache_view *cv, struct settings *s)
+{
+	const struct settings *def = view_defaults(v, cv->name);
 	char *text = NULL, why[256];
 	size_t len = 0;
-	int err = cache_settings_get(v->cache, id, &text, &len, NULL);
+	int err = cache_settings_get(v->cache, cv->id, &text, &len, NULL);
 
 	if (err == ENOENT)
-		return settings_copy(&v->def, s);
+		return settings_copy(def, s);
 	if (err)
 		return err;
-	err = settings_parse(&v->def, text, len, s, why, sizeof(why));
+	err = settings_parse(def, text, len, s, why, sizeof(why));
 	free(text);
 	if (err == EINVAL) {    /* checked when written: only a damaged record */
 		log_err("view %llu: stored .config does not parse (%s): defaults used",
-			(unsigned long long)id, why);
-		err = settings_copy(&v->def, s);
+			(unsigned long long)cv->id, why);
+		err = settings_copy(def, s);
 	}
 	return err;
 }
@@ -162,7 +169,7 @@ int view_settings(views_t *v, const struct cache_view *cv, struct settings *s)
 	}
 	gen = v->config_gen;
 	pthread_mutex_unlock(&v->lock);
-	if ((err = settings_read(v, cv->id, s)))
+	if ((err = settings_read(v, cv, s)))
 		return err;
 	/* kept only if no .config was stored meanwhile */
 	pthread_mutex_lock(&v->lock);

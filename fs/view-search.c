@@ -77,6 +77,10 @@ struct run {
 				 * does not skip it) */
 	const char *mid;        /* a thread view's Message-ID: a remote source
 				 * is asked for its thread (net_thread) */
+	char **parts;           /* a subsystem view's query in parts (several:
+				 * a remote source is asked each, its answers
+				 * joined in the one batch) */
+	size_t nparts;
 	int err;
 };
 
@@ -223,6 +227,25 @@ static void search_remote(struct run *r, struct sink *s, const char *shown)
 		req.query = r->mid;
 		log_debug("thread %s mid=%s", shown, r->mid);
 		r->err = net_thread(&req, on_message, s, &r->res);
+	} else if (r->nparts > 1) {
+		size_t k;
+
+		/* one batch: a message two parts find is stored and counted
+		 * once, and a full search marks all the parts found */
+		for (k = 0; k < r->nparts && !r->err; k++) {
+			struct net_res one = { 0 };
+
+			req.query = r->parts[k];
+			log_debug("search %s part %zu/%zu q=%s", shown, k + 1, r->nparts, req.query);
+			r->err = net_search(&req, on_message, s, &one);
+			r->res.messages += one.messages;
+			r->res.bytes += one.bytes;
+			r->res.http_status = one.http_status;
+			r->res.retry_after = one.retry_after;
+			if (r->err)
+				snprintf(r->res.error, sizeof(r->res.error), "part %zu of %zu: %.200s",
+					 k + 1, r->nparts, one.error);
+		}
 	} else {
 		log_debug("search %s q=%s", shown, r->q);
 		r->err = net_search(&req, on_message, s, &r->res);
@@ -381,7 +404,8 @@ void view_search(views_t *v, struct live *l)
 	struct run *runs = NULL;
 	struct src_state *src = NULL;
 	pthread_t *tids = NULL;
-	char *norm = NULL, *last = NULL, *mid = NULL, err_text[600] = "";
+	char *norm = NULL, *last = NULL, *mid = NULL, err_text[600] = "", **parts = NULL;
+	size_t nparts = 0, k;
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
 	int i, err, failed = 0, full, n = 0, held = 0;
@@ -393,6 +417,21 @@ void view_search(views_t *v, struct live *l)
 		goto broken;
 	if (cv.id != l->id || atomic_load(&l->cancel))
 		goto out;
+	if (views_subsys_name(l->name)) {
+		int changed = 0;
+
+		/* derived from the file as it is now; a new query is stored
+		 * and searched whole */
+		if ((err = view_subsys_prepare(v, l, &cv, &parts, &nparts, &changed)))
+			goto broken;
+		if (changed) {
+			cache_view_release(&cv);
+			if ((err = cache_view_get(v->cache, l->name, &cv)))
+				goto free_parts;
+			if (cv.id != l->id)
+				goto out;
+		}
+	}
 	/* no bookmark: a full search, after which what it did not find goes */
 	full = cv.last_ok <= 0;
 	/* a full search marks what it sees with a new generation; what an
@@ -440,6 +479,21 @@ void view_search(views_t *v, struct live *l)
 		/* as lei: the first fill goes to cur/, what later searches add to
 		 * new/; a first fill cut short (SIGTERM, a failed source) is
 		 * not done, so what the next search brings of it is old mail */
+		if (nparts > 1 && !(r->parts = calloc(nparts, sizeof(*r->parts)))) {
+			err = ENOMEM;
+			goto broken;
+		}
+		for (k = 0; nparts > 1 && k < nparts; k++, r->nparts++) {
+			char *pn = NULL;
+
+			err = query_normalize(parts[k], &pn);
+			if (!err)
+				err = query_incremental(pn, full ? 0 : mark - v->o.margin,
+							&r->parts[k]);
+			free(pn);
+			if (err)
+				goto broken;
+		}
 		if ((err = query_incremental(norm, full || mid ? 0 : mark - v->o.margin, &r->q)) ||
 		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !cv.filled, gen, full, set.dedupe,
 					   &r->batch)))
@@ -447,7 +501,14 @@ void view_search(views_t *v, struct live *l)
 	}
 	pthread_mutex_lock(&v->lock);
 	free(l->last_query);
-	l->last_query = n ? strdup(runs[0].q) : NULL;
+	if (n && runs[0].nparts > 1) {
+		/* what was sent: the first of the parts */
+		if (asprintf(&l->last_query, "%s (part 1 of %zu sent to a remote source)",
+			     runs[0].parts[0], runs[0].nparts) < 0)
+			l->last_query = NULL;
+	} else {
+		l->last_query = n ? strdup(runs[0].q) : NULL;
+	}
 	pthread_mutex_unlock(&v->lock);
 	for (i = 1; i < n; i++)
 		if (pthread_create(&tids[i], NULL, source_search, &runs[i]))
@@ -573,6 +634,9 @@ out:
 	for (i = 0; runs && i < n; i++) {
 		cache_batch_free(runs[i].batch);
 		free(runs[i].q);
+		for (k = 0; k < runs[i].nparts; k++)
+			free(runs[i].parts[k]);
+		free(runs[i].parts);
 	}
 	free(runs);
 	free(tids);
@@ -581,4 +645,8 @@ out:
 	free(norm);
 	free(mid);
 	cache_view_release(&cv);
+free_parts:
+	for (k = 0; k < nparts; k++)
+		free(parts[k]);
+	free(parts);
 }

@@ -209,6 +209,7 @@ int views_status(views_t *v, const char *name, char **out)
 		return ENOMEM;
 	}
 	fprintf(f, "query: %s\n", cv.query);
+	view_subsys_status(v, &cv, f);
 	fprintf(f, "state: %s\n", refreshing ? "refreshing" : views_state_name(cv.state));
 	fprintf(f, "messages: %llu\n", (unsigned long long)count);
 	fprintf(f, "last-refresh: %s\n", last);

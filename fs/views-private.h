@@ -100,6 +100,8 @@ struct live {
 	struct timespec seen_at[2];  /* ... and when it was first read (their
 				 * mtime: see views_text_time) */
 	int written[2];         /* written since: a new mtime, same text or not */
+	char *subsys_change;    /* a subsystem view: when and from what its
+				 * query was last derived anew */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */
@@ -155,10 +157,32 @@ struct views {
 	uint64_t config_gen;    /* bumped at each .config stored; protected by lock */
 	atomic_ulong idx_queued;  /* messages given to the indexer since mount */
 	atomic_ulong idx_done;    /* ... and done with by it (indexed or gone) */
+	struct subsys *subsys;  /* the MAINTAINERS files (view-subsys.c) */
+	struct settings def_subsys; /* def, with threads on: a subsystem view's */
 };
 
 /* a thread view's record name: this, then its directory name */
 #define THREAD_PREFIX "threads/"
+/* a subsystem view's likewise */
+#define SUBSYS_PREFIX "subsystems/"
+
+/* view-subsys.c: the MAINTAINERS files of the mount, at open and close */
+int view_subsys_open(views_t *v);
+void view_subsys_close(views_t *v);
+/* Before a search of subsystem view cv (live state l): its query derived
+ * from the file as it is now; when it differs, the record's is replaced
+ * (as a .query write: the search that follows is a full one, the user's
+ * state kept) and *changed is set.  *parts (malloc'd, NULL when the
+ * section is gone: the stored query stands) are what a remote source is
+ * asked, one request each, for the query. */
+int view_subsys_prepare(views_t *v, struct live *l, const struct cache_view *cv, char ***parts,
+			size_t *nparts, int *changed);
+/* the lines of VIEW/.status of a subsystem view: its section, where it
+ * is, what of it was widened or left out, when the query last changed */
+void view_subsys_status(views_t *v, const struct cache_view *cv, FILE *f);
+/* the defaults a view's .config is read over: a subsystem view's has
+ * threads on (the whole thread of each patch, as lei q --threads) */
+const struct settings *view_defaults(views_t *v, const char *name);
 
 /* view-live.c: what the files of views share */
 void free_src(struct src_state *src, int n);

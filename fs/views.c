@@ -73,9 +73,20 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 			free(v);
 			return err;
 		}
+		/* a subsystem's mail is its patches with their replies */
+		if (d.threads == THREADS_OFF)
+			d.threads = THREADS_ON;
+		if ((err = settings_copy(&d, &v->def_subsys))) {
+			settings_free(&v->def);
+			free(v);
+			return err;
+		}
 	}
-	if ((err = cache_open(o->cache_dir, o->map_size, &v->cache, why, whylen))) {
+	if ((err = view_subsys_open(v)) ||
+	    (err = cache_open(o->cache_dir, o->map_size, &v->cache, why, whylen))) {
+		view_subsys_close(v);
 		settings_free(&v->def);
+		settings_free(&v->def_subsys);
 		free(v);
 		return err;
 	}
@@ -144,7 +155,9 @@ void views_close(views_t *v)
 		free(b);
 	}
 	view_local_close(v);
+	view_subsys_close(v);
 	settings_free(&v->def);
+	settings_free(&v->def_subsys);
 	cache_close(v->cache);
 	pthread_mutex_destroy(&v->lock);
 	pthread_mutex_destroy(&v->apply);
@@ -250,7 +263,7 @@ void views_mkdir_in_view(views_t *v, const char *view, const char *name)
 {
 	char *enc = NULL, *whole = NULL;
 
-	if (views_thread_name(view))
+	if (views_thread_name(view) || views_subsys_name(view))
 		return;
 	if (asprintf(&whole, "%s/%s", view, name) >= 0 && !query_name_encode(whole, &enc))
 		views_refused(v, "mkdir refused: %s/%s: a view holds no views; write each '/' of "
@@ -279,8 +292,9 @@ int views_rename(views_t *v, const char *from, const char *to)
 			      "a control character", from);
 		return EPERM;
 	}
-	if (views_thread_name(from) || views_thread_name(to))
-		return EPERM;
+	if (views_thread_name(from) || views_thread_name(to) || views_subsys_name(from) ||
+	    views_subsys_name(to))
+		return EPERM;   /* named by their Message-ID, their title */
 	if ((err = cache_view_get(v->cache, from, &cv)))
 		return err;
 	if ((err = cache_view_rename(v->cache, from, cv.id, to)))
@@ -779,6 +793,12 @@ int views_set_query(views_t *v, const char *name, const char *text,
 		/* its query is its name's: another thread is another view */
 		snprintf(why, whylen, "a thread view's query is its Message-ID "
 			 "(make another view with mkdir MOUNT/threads/ID)");
+		query_refusal(v, name, why);
+		return EPERM;
+	}
+	if (views_subsys_name(name)) {
+		snprintf(why, whylen, "a subsystem view's query is derived from MAINTAINERS "
+			 "(edit the file, or set .config; a query of your own goes in queries/)");
 		query_refusal(v, name, why);
 		return EPERM;
 	}

@@ -46,6 +46,8 @@ struct views_opts {
 	int nsources;
 	char **imaps;           /* the default IMAP folders (settings.h) */
 	int nimaps;
+	char **maintainers;     /* MAINTAINERS files, absolute paths */
+	int nmaintainers;
 	int threads;            /* defaults of the view settings (settings.h) */
 	int dedupe;
 	long limit;
@@ -121,6 +123,31 @@ int views_remove_thread(views_t *v, const char *name);
 const char *views_thread_name(const char *key);
 /* The Message-ID of a thread view's key (malloc'd). */
 int views_thread_mid(const char *key, char **mid);
+/*
+ * Subsystem views (view-subsys.c): MOUNT/subsystems/<title>, a view whose
+ * query is derived from the section of that title in the mount's
+ * MAINTAINERS files (opts.maintainers; query/maintainers.h has the
+ * rules) and derived anew before each search; its .query is read-only,
+ * its threads on unless its .config says otherwise.  A name is the title,
+ * '/' and '%' escaped as in queries/; the record is keyed
+ * "subsystems/<canonical name>".
+ */
+/* mkdir under subsystems/: ENOENT when no file has the title, EINVAL when
+ * it cannot be searched (the reason in why and subsystems/.status);
+ * EEXIST if the view is there. */
+int views_create_subsys(views_t *v, const char *name, char *why, size_t whylen);
+int views_get_subsys(views_t *v, const char *name, struct cache_view *out);
+int views_remove_subsys(views_t *v, const char *name);
+/* The name under subsystems/ of a view's key, NULL if it is none (a
+ * pointer into key). */
+const char *views_subsys_name(const char *key);
+/* subsystems/.sections: a line per section of the files, its title and
+ * the query it derives to ("-": none), tab-separated; malloc'd. */
+int views_subsys_sections(views_t *v, char **out);
+/* subsystems/.status: each file (sections, when read, what is wrong with
+ * it), sections that cannot be searched, the last refused mkdirs, then a
+ * line per subsystem view (name, state, messages, query); malloc'd. */
+int views_subsys_status(views_t *v, char **out);
 
 /* rmdir (and the end of rm -rf): the view's running search stops and
  * nothing more is written under it; then it goes with all it holds. */

@@ -41,6 +41,10 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 	switch (n->kind) {
 	case N_QSTATUS:
 		return views_errors(v, out);
+	case N_SSTATUS:
+		return views_subsys_status(v, out);
+	case N_SECTIONS:
+		return views_subsys_sections(v, out);
 	case N_STATUS:
 		/* it reads the cache with locks held: not under GUARD, so
 		 * never once the cache is known damaged */
@@ -73,7 +77,7 @@ static int gen_text(views_t *v, const struct node *n, char **out)
 
 int viewtext_generated(int kind)
 {
-	return kind == N_QSTATUS || kind == N_STATUS || kind == N_REFRESH ||
+	return kind == N_QSTATUS || kind == N_SSTATUS || kind == N_SECTIONS || kind == N_STATUS || kind == N_REFRESH ||
 	       kind == N_QREFRESH || kind == N_QUERY || kind == N_CONFIG || kind == N_UNHIDE;
 }
 

@@ -36,7 +36,7 @@ MID3=$(grep -h "^Message-ID: " $(grep -L "^In-Reply-To: " mail/linux-watchdog/*.
 
 test_expect_success 'leifs mounts; the root has queries/ and threads/' '
 	leifs_mount "$M" $OPTS && ls "$M" >actual &&
-	printf "%s\n" queries threads >expect && test_cmp expect actual &&
+	printf "%s\n" queries subsystems threads >expect && test_cmp expect actual &&
 	[ -z "$(ls "$T")" ]
 '
 test_expect_success 'mkdir threads/<id> makes a maildir view with the files of a query view' '

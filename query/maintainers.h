@@ -1,0 +1,78 @@
+/*
+ * maintainers: the kernel's MAINTAINERS file read as searches.  A
+ * section's F: X: N: K: L: lines become the query a lore user writes by
+ * hand for it (the rules are maint_derive's, below).
+ *
+ * Parsing: a section is a title line (not blank, not indented, not of the
+ * "L:" form) followed at once by one or more field lines "L:<blanks>value"
+ * (a capital letter, a colon); a blank line or the next title ends it.
+ * So the preamble (indented text, underlines) makes no section, as in the
+ * kernel's own scripts (get_maintainer.pl, parse-maintainers.pl).  CR
+ * before LF is taken off.  The file is text: a NUL byte, or a line of more
+ * than MAINT_LINE_MAX bytes, refuses it whole (EINVAL, why).  A title seen
+ * twice keeps its first section; the second is said in `problems`.
+ *
+ * Pure (no I/O, no globals), safe from any thread; errors are 0 or a
+ * positive errno.
+ */
+#ifndef LEIFS_MAINTAINERS_H
+#define LEIFS_MAINTAINERS_H
+
+#include <stddef.h>
+
+#define MAINT_LINE_MAX 4096
+
+struct maint_section {
+	char *title;
+	size_t line;            /* its line in the file, from 1 */
+	char **fields;          /* "F:drivers/rtc/": letter, ':', value trimmed */
+	size_t nfields;
+};
+
+struct maint_file {
+	struct maint_section *s;        /* in file order */
+	size_t n;
+	char *problems;         /* a line each ("line N: ..."), "" when none */
+};
+
+int maint_parse(const char *text, size_t len, struct maint_file *out, char *why, size_t whylen);
+void maint_free(struct maint_file *f);
+/* The section titled `title` (exactly), or NULL. */
+const struct maint_section *maint_find(const struct maint_file *f, const char *title);
+
+/*
+ * Derivation, as an experienced lore user writes the search:
+ *   F: drivers/rtc/        dfn:drivers/rtc/ and a star (a directory: all under it)
+ *   F: include/linux/rtc.h dfn:include/linux/rtc.h (a file)
+ *   F: a glob              the path up to its first glob character: whole
+ *                          words of it (public-inbox indexes a file name as a
+ *                          phrase of words and takes no wildcard inside one),
+ *                          noted when that is wider than the glob; a bare
+ *                          word then a '*' is a wildcard (dfn:ds1307*)
+ *   X: (the same)          AND NOT of those, applied to the F: N: K: terms
+ *   N: a plain word        dfn:WORD* (a file name holding a word so begun);
+ *                          \b ^ $ and a leading [^a-z] are taken off first
+ *   K: a plain word        (dfa:WORD OR dfb:WORD): a patch's removed or
+ *                          added lines
+ *   L: list@host           l:list.host OR tc:list@host (what the list sent
+ *                          out, by its List-Id, and what was sent to it)
+ * joined: ((F OR N OR K) AND NOT (X)) OR L.  What cannot be searched (a
+ * regular expression, a path holding a quote) is noted and left out.
+ * Paths holding other than letters, digits and "_ . / -" are quoted.
+ */
+struct maint_query {
+	char *query;            /* the whole search */
+	char **parts;           /* the same, as searches of at most part_max
+				 * bytes each whose answers joined are its
+				 * answer (one, the query, when it fits) */
+	size_t nparts;
+	char *notes;            /* a line each: what was widened or left out */
+};
+
+/* EINVAL (why) when nothing of the section can be searched, or when its
+ * X: terms alone do not fit in part_max. */
+int maint_derive(const struct maint_section *s, size_t part_max, struct maint_query *out,
+		 char *why, size_t whylen);
+void maint_query_free(struct maint_query *q);
+
+#endif
