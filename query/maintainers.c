@@ -263,9 +263,16 @@ static void path_term(const char *field, GString *term, GString *notes)
 		g_string_append_printf(term, "dfn:%s%s", path->str, dir ? "/*" : "");
 	else
 		g_string_append_printf(term, "dfn:\"%s%s\"", path->str, dir ? "/" : "");
-	if (widened)
+	if (widened && field[0] == 'X') {
+		/* a wider exclusion would drop mail of the section */
+		g_string_append_printf(notes, "X: %s: left out (public-inbox takes no wildcard "
+				       "inside a file name, and %s would exclude more)\n", p,
+				       term->str);
+		g_string_truncate(term, 0);
+	} else if (widened) {
 		g_string_append_printf(notes, "%.2s %s: searched as %s (public-inbox takes no "
 				       "wildcard inside a file name: wider)\n", field, p, term->str);
+	}
 	g_string_free(path, TRUE);
 }
 

@@ -49,7 +49,9 @@ const struct maint_section *maint_find(const struct maint_file *f, const char *t
  *                          phrase of words and takes no wildcard inside one),
  *                          noted when that is wider than the glob; a bare
  *                          word then a '*' is a wildcard (dfn:ds1307*)
- *   X: (the same)          AND NOT of those, applied to the F: N: K: terms
+ *   X: (the same)          AND NOT of those, applied to the F: N: K: terms;
+ *                          a glob that would be widened is left out (a
+ *                          wider exclusion drops the section's mail)
  *   N: a plain word        dfn:WORD* (a file name holding a word so begun);
  *                          \b ^ $ and a leading [^a-z] are taken off first
  *   K: a plain word        (dfa:WORD OR dfb:WORD): a patch's removed or

@@ -113,6 +113,7 @@ PCF8563 GLOBS
 F:	drivers/rtc/rtc-pcf85*
 F:	Documentation/devicetree/bindings/rtc/*.yaml
 F:	drivers/block/flop*
+X:	drivers/rtc/rtc-pcf8563*
 
 NAMES AND KEYWORDS
 N:	pcf8563
@@ -249,6 +250,7 @@ test_expect_success 'what was widened or left out is said in the view'"'"'s .sta
 	st="$S/PCF8563 GLOBS/.status" &&
 	grep -qF "derived: F: drivers/rtc/rtc-pcf85*: searched as dfn:drivers/rtc/rtc (public-inbox takes no wildcard inside a file name: wider)" "$st" &&
 	grep -qF "derived: F: Documentation/devicetree/bindings/rtc/*.yaml: searched as dfn:Documentation/devicetree/bindings/rtc/*" "$st" &&
+	grep -qF "derived: X: drivers/rtc/rtc-pcf8563*: left out (public-inbox takes no wildcard inside a file name, and dfn:drivers/rtc/rtc would exclude more)" "$st" &&
 	grep -qF "derived: K: (?:struct|union) rtc_ops: not searchable (a regular expression, not a plain word)" "$S/NAMES AND KEYWORDS/.status"
 '
 test_expect_success 'patches@lists.linux.dev as the only list: the mail sent to it, by To and List-Id' '

@@ -20,11 +20,14 @@ test_expect_success 'public-inbox-httpd serves the generated archive' 'gen_serve
 M="$TRASH/mnt"
 V="$M/queries/s:rtc"
 test_expect_success 'leifs mounts under valgrind' '
+	printf "RTC\r\nL:\tlinux-rtc@vger.kernel.org\r\nF:\tdrivers/rtc/\r\nX:\tdrivers/rtc/rtc-ds1*\r\nX:\tdrivers/rtc/rtc-pcf8563.c\r\n\nMANY\n" >MAINTAINERS &&
+	for i in $(seq 1 200); do printf "F:\tdrivers/rtc/file%03d.c\n" $i; done >>MAINTAINERS &&
+	printf "N:\t(a|b)\nK:\tpcf8563_probe\n\nRTC\nF:\tagain\n" >>MAINTAINERS &&
 	mkdir -p "$M" &&
 	{ valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
 		--show-leak-kinds=definite \
 		--log-file="$TRASH/valgrind.log" \
-		"$LEIFS" -f -o source=$PI_URL,cache="$TRASH/cache",timeout=60,first_wait=60,map_size=256 "$M" \
+		"$LEIFS" -f -o source=$PI_URL,cache="$TRASH/cache",timeout=60,first_wait=60,map_size=256,maintainers="$TRASH/MAINTAINERS" "$M" \
 		2>>"$TRASH/leifs.log" & } &&
 	echo $! >vg.pid &&
 	test_atexit "fusermount3 -u -z \"$M\" 2>/dev/null; kill \$(cat \"$TRASH/vg.pid\") 2>/dev/null" &&
@@ -50,6 +53,14 @@ test_expect_success 'a view over a local inbox (import, index, search) and a cac
 	C="$M/queries/f:belloni" && mkdir "$C" &&
 	printf "[leifs]\n\tsource = cache:%s\n" "$PI_URL" >"$C/.config" &&
 	test_wait_for 120 "grep -q \"^source: cache:.*: ok\" \"$C/.status\""
+'
+test_expect_success 'subsystem views: derived, split in parts, derived again after an edit' '
+	mkdir "$M/subsystems/RTC" "$M/subsystems/MANY" && ls "$M/subsystems/RTC/cur" | grep -q leifs &&
+	ls "$M/subsystems/MANY/cur" >/dev/null && grep -q "^parts: " "$M/subsystems/MANY/.status" &&
+	cat "$M/subsystems/.sections" "$M/subsystems/.status" >/dev/null &&
+	! mkdir "$M/subsystems/NONE" 2>/dev/null &&
+	sed -i "s/rtc-ds1\*/rtc-ds1307.c/" MAINTAINERS && cat "$M/subsystems/RTC/.refresh" >/dev/null &&
+	grep -q "^rederived: " "$M/subsystems/RTC/.status" && rmdir "$M/subsystems/MANY"
 '
 test_expect_success 'unmount: valgrind reports no error and no definite leak' '
 	fusermount3 -u "$M" && pid=$(cat vg.pid) &&
