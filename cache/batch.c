@@ -41,7 +41,13 @@ struct cache_batch {
 	uint64_t lookups;
 	uint32_t next_flags;    /* for the item cache_batch_add queues next */
 	int64_t delta[3];       /* entries added by where, in the flush's txn */
+	int share;              /* the view shares flags (keywords.c) */
 };
+
+void cache_batch_share(cache_batch_t *b, int on)
+{
+	b->share = on;
+}
 
 int cache_batch_new(cache_t *c, uint64_t view, uint32_t epoch, int to_cur, uint32_t gen,
 		    int full, int dedupe, cache_batch_t **out)
@@ -286,7 +292,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		.date = it->date, .size = it->len, .gen = b->gen,
 		.where = b->to_cur ? CACHE_CUR : CACHE_NEW, .flags = it->flags,
 	};
-	int rc, other;
+	int rc, other, returning;
 
 	cache_key_id(ekey, b->view);
 	memcpy(ekey + 8, it->oid, CACHE_OID_LEN);
@@ -313,6 +319,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	if (it->has_dkey && ((rc = claim(b, txn, it, &other)) || other))
 		return rc;      /* other: a copy is in the view already */
 	/* back in the view: as the user left it */
+	returning = 0;
 	if (!(rc = cache_errno(mdb_get(txn, b->c->away, &k, &d))) &&
 	    d.mv_size == sizeof(struct away_rec)) {
 		struct away_rec a;
@@ -322,10 +329,23 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		er.was = a.was;
 		er.flags = a.flags;
 		er.uid = a.uid;
+		returning = 1;
 		if ((rc = cache_errno(mdb_del(txn, b->c->away, &k, NULL))))
 			return rc;
 	} else if (rc && rc != ENOENT) {
 		return rc;
+	}
+	if (b->share) {
+		uint32_t kw;
+
+		/* what another view made of the message counts here too */
+		if ((rc = cache_kw_read(b->c, txn, it->oid, &kw)))
+			return rc;
+		/* a message back gets what it has now; a new one keeps a
+		 * flagged hit's F (lei q -tt) besides */
+		er.flags = (er.flags & ~(returning ? CACHE_SHARED_FLAGS : 0)) | kw;
+		if (er.where == CACHE_NEW && (er.flags & CACHE_FLAG_SEEN))
+			er.where = CACHE_CUR;
 	}
 	if (it->raw) {
 		struct msg_rec mr = { .magic = MSG_REC_MAGIC, .date = it->date };

@@ -36,6 +36,9 @@ struct cache {
 				 * derived of its series (seriestab.c); made
 				 * by a mount, never by --check */
 	MDB_dbi imapcount;      /* view id + folder URL -> imapcount_rec (imap.c) */
+	MDB_dbi kw;             /* oid -> uint32_t: the flags views share
+				 * (keywords.c); made by a mount, 0 under
+				 * --check */
 	_Atomic uint64_t imap_gen;      /* the generation counters are exact
 				 * in (a random number, imap.c); UINT64_MAX
 				 * until the first write of imap.c after the
@@ -169,6 +172,10 @@ int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
 int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
 /* the entry record at key k, copied out (sweep.c); ENOENT if none */
 int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
+/* keywords.c: a message's shared flags (0 when none, or no table); the
+ * one fill of the table for a cache from before it (a mount's open) */
+int cache_kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t *flags);
+int cache_kw_migrate(cache_t *c, MDB_txn *txn);
 /* the ids table: view id -> its name (store.c) */
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name);
 /* set view id's counters */

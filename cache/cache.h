@@ -375,6 +375,25 @@ int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source
  * may have changed. */
 uint64_t cache_version(cache_t *c);
 
+/* The flags of a message that views share by default, as lei keeps
+ * keywords per message: flagged, replied, seen, trashed (F R S T).  Draft,
+ * passed, the keywords a..z and mbsync's ,U= stay a view's own. */
+#define CACHE_FLAG_FLAGGED (1u << 1)
+#define CACHE_FLAG_REPLIED (1u << 3)
+#define CACHE_FLAG_SEEN    (1u << 4)
+#define CACHE_FLAG_TRASHED (1u << 5)
+#define CACHE_SHARED_FLAGS (CACHE_FLAG_FLAGGED | CACHE_FLAG_REPLIED | CACHE_FLAG_SEEN | \
+			    CACHE_FLAG_TRASHED)
+/* A message's shared flags (keywords.c): 0 when it has none. */
+int cache_kw_get(cache_t *c, const unsigned char *oid, uint32_t *flags);
+/* Set them (`flags`' shared bits) and, in the same transaction, give
+ * them to the entry, or the record kept while it is out of the view, of
+ * each of the `nviews` views (a message seen goes from new/ to cur/);
+ * `changed` (room for nviews) gets the ids of the views whose entry
+ * changed.  EROFS when the cache was not opened by a mount. */
+int cache_kw_set(cache_t *c, const unsigned char *oid, uint32_t flags, const uint64_t *views,
+		 size_t nviews, uint64_t *changed, size_t *nchanged);
+
 /* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
 int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */
 void cache_flags_format(uint32_t flags, char out[40]);
@@ -425,6 +444,10 @@ int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid);
  * back to it with the state the user left it in, keeps its flags: the
  * user's state is never overwritten. */
 int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uint32_t flags);
+/* The view shares flags (cache_kw_set): a message that becomes an entry,
+ * or comes back to the view, has the flags its message has now (a seen
+ * one in cur/); off by default. */
+void cache_batch_share(cache_batch_t *b, int on);
 int cache_batch_flush(cache_batch_t *b);
 /* Messages that became entries so far, and those skipped as known. */
 uint64_t cache_batch_added(const cache_batch_t *b);

@@ -384,6 +384,13 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 			(rc = mdb_dbi_open(txn, "series", MDB_CREATE, &c->series)) ||
 			(rc = cache_imap_open(c, txn))))
 		goto fail;
+	/* the flags views share: a cache from before them gets the union of
+	 * its views' flags, once (keywords.c) */
+	if (upgrade && (rc = mdb_dbi_open(txn, "kw", 0, &c->kw)) == MDB_NOTFOUND &&
+	    (!(rc = mdb_dbi_open(txn, "kw", MDB_CREATE, &c->kw))))
+		rc = cache_kw_migrate(c, txn);
+	if (upgrade && rc)
+		goto fail;
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
 		/* nothing of it was written: the transaction is aborted */
 		snprintf(why, whylen, "cannot upgrade cache %s to this leifs (it is left as it "

@@ -189,8 +189,9 @@ int main(int argc, char *argv[])
 		goto out_opts;
 	}
 	if ((o.threads && settings_set(&def, "threads", o.threads)) ||
-	    (o.dedupe && settings_set(&def, "dedupe", o.dedupe))) {
-		fprintf(stderr, "leifs: threads is true, false or flag-hits; dedupe is content, oid, mid or none\n");
+	    (o.dedupe && settings_set(&def, "dedupe", o.dedupe)) ||
+	    (o.flags && settings_set(&def, "flags", o.flags))) {
+		fprintf(stderr, "leifs: threads is true, false or flag-hits; dedupe is content, oid, mid or none; flags is shared or view\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -221,6 +222,7 @@ int main(int argc, char *argv[])
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy, .index_remote = o.index_remote,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
+		.own_flags = def.own_flags,
 		.imaps = o.imaps, .nimaps = o.nimaps,
 		.maintainers = o.maintainers, .nmaintainers = o.nmaintainers,
 	};

@@ -73,6 +73,9 @@ const struct opt_spec options[] = {
 	  "whole threads of the matches (lei q -t)", "false" },
 	{ "dedupe", OPTT_SETTING, O(dedupe), VIEW, 0, "content|oid|mid|none",
 	  "how copies of a message are told apart", "content" },
+	{ "flags", OPTT_SETTING, O(flags), VIEW, 0, "shared|view",
+	  "whether a message's seen, flagged, replied and trashed flags are the same "
+	  "in every view that holds it (lei's keywords), or each view's own", "shared" },
 	{ "limit", OPTT_LONG, O(limit), VIEW, 0, "N",
 	  "keep the N newest messages of a view", "0, all" },
 	{ "allow_other", OPTT_FUSE, 0, OPTW_CMDLINE, 0, NULL,

@@ -42,7 +42,7 @@ struct opts {
 	char *cafile;
 	char *proxy;
 	char *config;
-	char *threads, *dedupe; /* view settings' defaults (settings.h) */
+	char *threads, *dedupe, *flags; /* view settings' defaults (settings.h) */
 	long limit;
 	int insecure;           /* -1: not given; else 0 or 1 */
 	int index_remote;       /* -1: not given; else what -o gave (0 or 1 expected) */

@@ -101,6 +101,15 @@ int settings_set(struct settings *s, const char *key, const char *v)
 			}
 		return EINVAL;
 	}
+	if (!strcmp(key, "flags")) {
+		if (v && !strcasecmp(v, "shared"))
+			s->own_flags = 0;
+		else if (v && !strcasecmp(v, "view"))
+			s->own_flags = 1;
+		else
+			return EINVAL;
+		return 0;
+	}
 	if (!strcmp(key, "limit") || !strcmp(key, "refresh")) {
 		if (config_long(v, &n) || n < 0)
 			return EINVAL;
@@ -199,13 +208,14 @@ int settings_parse(const struct settings *def, const char *text, size_t len,
 		}
 		err = settings_set(out, key, it->value);
 		if (err == ENOENT) {
-			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, imap, limit, refresh)",
+			snprintf(why, whylen, "line %d: unknown key %s (threads, dedupe, source, imap, limit, refresh, flags)",
 				 it->line, it->key);
 			err = EINVAL;
 		} else if (err == EINVAL) {
 			snprintf(why, whylen, "line %d: bad value for %s%s", it->line, it->key,
 				 !strcmp(key, "threads") ? " (true, false or flag-hits)" :
 				 !strcmp(key, "dedupe") ? " (content, oid, mid or none)" :
+				 !strcmp(key, "flags") ? " (shared or view)" :
 				 " (a number, 0 or more)");
 		}
 		if (err)
@@ -228,9 +238,11 @@ char *settings_format(const struct settings *s)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "[leifs]\n\tthreads = %s\n\tdedupe = %s\n\tlimit = %ld\n\trefresh = %ld\n",
+	fprintf(f, "[leifs]\n\tthreads = %s\n\tdedupe = %s\n\tlimit = %ld\n\trefresh = %ld\n"
+		"\tflags = %s\n",
 		s->threads == THREADS_FLAG_HITS ? "flag-hits" : s->threads ? "true" : "false",
-		settings_dedupe_name(s->dedupe), s->limit, s->refresh);
+		settings_dedupe_name(s->dedupe), s->limit, s->refresh,
+		s->own_flags ? "view" : "shared");
 	for (i = 0; i < s->nsources; i++) {
 		fputs("\tsource = ", f);
 		put_value(f, s->sources[i]);

@@ -1,7 +1,8 @@
 /*
  * settings: what shapes a view's search, as lei q's options shape a saved
  * search: threads (--threads, -tt), dedupe (--dedupe), source (--only, for
- * each source), limit (--limit) and refresh.  Defaults come from the
+ * each source), limit (--limit) and refresh; and flags (shared, as lei's
+ * keywords are per message, or view).  Defaults come from the
  * command line and the config file (main.c); a view's own .config, in
  * git-config syntax under [leifs], overrides them key by key, and several
  * `source` lines replace the default sources as a whole; `imap` lines
@@ -27,13 +28,17 @@ struct settings {
 				 * each search the view's messages are
 				 * APPENDed to each (view-imap.c) */
 	int nimaps;
+	int own_flags;          /* flags = view: its flags are its own; else
+				 * (flags = shared, the default) a message's
+				 * seen, flagged, replied and trashed are the
+				 * same in every sharing view (cache_kw_set) */
 };
 
 /* `def` with the keys of `text` (a view's .config) over it, into `out`. */
 int settings_parse(const struct settings *def, const char *text, size_t len,
 		   struct settings *out, char *why, size_t whylen);
 /* One key as the command line or config file gives it (threads, dedupe,
- * limit, refresh): 0, EINVAL for a bad value, ENOENT if `key` is not one
+ * limit, refresh, flags): 0, EINVAL for a bad value, ENOENT if `key` is not one
  * of them. */
 int settings_set(struct settings *s, const char *key, const char *value);
 int settings_copy(const struct settings *from, struct settings *to);

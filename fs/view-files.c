@@ -6,12 +6,84 @@
  * write (the FUSE adapter only reads the cache directly), and each is one cache
  * transaction.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/log.h"
 #include "fs/views-private.h"
 
+/* the ids of the views that share flags, view `but` left out (malloc'd);
+ * *mine: whether `but` shares them */
+static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, size_t *n, int *mine)
+{
+	struct names ns = { 0 };
+	size_t i;
+	int err;
+
+	*ids = NULL;
+	*n = 0;
+	*mine = 0;
+	if ((err = views_names(v, &ns)))
+		return err;
+	if (ns.n && !(*ids = calloc(ns.n, sizeof(**ids)))) {
+		names_free(&ns);
+		return ENOMEM;
+	}
+	for (i = 0; i < ns.n; i++) {
+		struct cache_view cv;
+		struct settings set;
+
+		if (cache_view_get(v->cache, ns.name[i], &cv))
+			continue;       /* removed meanwhile */
+		if (!view_settings(v, &cv, &set)) {
+			if (cv.id == but)
+				*mine = !set.own_flags;
+			else if (!set.own_flags)
+				(*ids)[(*n)++] = cv.id;
+			settings_free(&set);
+		}
+		cache_view_release(&cv);
+	}
+	names_free(&ns);
+	return 0;
+}
+
+/*
+ * A client's rename: the entry's new place and flags; when the view
+ * shares flags and the change is to a shared one (seen, flagged,
+ * replied, trashed), the message's keywords and every other sharing
+ * view's entry follow in one transaction (cache_kw_set).  Their listings
+ * show it at their next look: the kernel is told nothing here, since
+ * invalidating another view's directories from a handler could wait on
+ * a handler of that view doing the same.  A hide stays the view's own.
+ */
 int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where,
 		   uint32_t flags, uint32_t uid)
 {
-	return cache_entry_update(v->cache, vid, oid, where, flags, uid);
+	struct cache_entry e;
+	uint64_t *ids = NULL, *changed = NULL;
+	size_t n = 0, nchanged = 0;
+	int had, err, mine = 0;
+
+	had = !cache_entry_get(v->cache, vid, oid, &e);
+	if ((err = cache_entry_update(v->cache, vid, oid, where, flags, uid)))
+		return err;
+	if (!had || where == CACHE_HIDDEN || !((e.flags ^ flags) & CACHE_SHARED_FLAGS))
+		return 0;
+	if ((err = sharing_views(v, vid, &ids, &n, &mine)) || !mine)
+		goto out;
+	if (n && !(changed = calloc(n, sizeof(*changed)))) {
+		err = ENOMEM;
+		goto out;
+	}
+	err = cache_kw_set(v->cache, oid, flags, ids, n, changed, &nchanged);
+out:
+	if (err)        /* the view's own move stands: the rename did happen */
+		log_err("flags of a message not shared with other views: %s", strerror(err));
+	free(ids);
+	free(changed);
+	return 0;
 }
 
 int views_file_create(views_t *v, uint64_t vid, const char *name, int excl, int trunc)

@@ -498,6 +498,7 @@ void view_search(views_t *v, struct live *l)
 		    (err = cache_batch_new(v->cache, cv.id, cv.epoch, !cv.filled, gen, full, set.dedupe,
 					   &r->batch)))
 			goto broken;
+		cache_batch_share(r->batch, !set.own_flags);
 	}
 	pthread_mutex_lock(&v->lock);
 	free(l->last_query);

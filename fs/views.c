@@ -65,6 +65,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	{
 		struct settings d = {
 			.threads = o->threads, .dedupe = o->dedupe, .limit = o->limit,
+			.own_flags = o->own_flags,
 			.refresh = o->refresh, .sources = o->sources, .nsources = o->nsources,
 			.imaps = o->imaps, .nimaps = o->nimaps,
 		};

@@ -50,6 +50,7 @@ struct views_opts {
 	int nmaintainers;
 	int threads;            /* defaults of the view settings (settings.h) */
 	int dedupe;
+	int own_flags;          /* flags = view by default (settings.h) */
 	long limit;
 	const char *cache_dir;
 	long refresh;           /* seconds; 0: every listing */

@@ -489,6 +489,103 @@ static int older_writes(cache_t *c)
 	return rc;
 }
 
+/* a cache from before the kw table: it gets the union of its views'
+ * flags once, at the next open, in every view (a seen one in cur/) */
+static int count_new(void *arg, const struct cache_entry *e)
+{
+	*(int *)arg += e->where == CACHE_NEW;
+	return 0;
+}
+
+static void test_kw_migration(void)
+{
+	char dir[] = "/tmp/leifs-kw-XXXXXX", why[512], cmd[300];
+	struct cache_view v1, v2, v3, v4;
+	struct cache_entry e;
+	unsigned char oid1[CACHE_OID_LEN], oid2[CACHE_OID_LEN];
+	uint64_t ids[3], changed[3];
+	uint32_t fs, r, kw;
+	cache_batch_t *b;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	size_t nch;
+	cache_t *c;
+	int n;
+
+	cache_oid(msg1, sizeof(msg1) - 1, oid1);
+	cache_oid(msg2, sizeof(msg2) - 1, oid2);
+	CHECK(cache_flags_parse("FS", &fs) == 0 && cache_flags_parse("R", &r) == 0);
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_view_create(c, "v1", "q", &v1) == 0);
+	CHECK(cache_view_create(c, "v2", "q", &v2) == 0);
+	CHECK(cache_view_create(c, "v3", "q", &v3) == 0);
+	/* v1 filled to cur/, v2 and v3 with both in new/ */
+	CHECK(cache_batch_new(c, v1.id, v1.epoch, 1, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
+	CHECK(cache_batch_add(b, msg1, sizeof(msg1) - 1) == 0 &&
+	      cache_batch_add(b, msg2, sizeof(msg2) - 1) == 0 && cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	CHECK(cache_batch_new(c, v2.id, v2.epoch, 0, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
+	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_add_stored(b, oid2) == 0 &&
+	      cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	CHECK(cache_batch_new(c, v3.id, v3.epoch, 0, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
+	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	/* what each view's user did before flags were shared */
+	CHECK(cache_entry_update(c, v1.id, oid1, CACHE_CUR, fs, 0) == 0);
+	CHECK(cache_entry_update(c, v2.id, oid2, CACHE_NEW, r, 7) == 0);
+	cache_close(c);
+	CHECK(raw_open(dir, "kw", &env, &txn, &dbi) == 0);
+	CHECK(mdb_drop(txn, dbi, 1) == 0 && mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+
+	CHECK(cache_open(dir, 1 << 26, &c, why, sizeof(why)) == 0);
+	CHECK(cache_kw_get(c, oid1, &kw) == 0 && kw == fs);
+	CHECK(cache_kw_get(c, oid2, &kw) == 0 && kw == r);
+	CHECK(cache_entry_get(c, v2.id, oid1, &e) == 0 && e.flags == fs && e.where == CACHE_CUR);
+	CHECK(cache_entry_get(c, v3.id, oid1, &e) == 0 && e.flags == fs && e.where == CACHE_CUR);
+	CHECK(cache_entry_get(c, v1.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_CUR);
+	/* replied is no reason to leave new/; the name tag stays the view's */
+	CHECK(cache_entry_get(c, v2.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_NEW &&
+	      e.uid == 7);
+	n = 0;
+	CHECK(cache_entry_each(c, v2.id, count_new, &n) == 0 && n == 1);
+	CHECK(check_clean(c));
+
+	/* a change through v1: the others follow, draft stays v1's own */
+	ids[0] = v2.id;
+	ids[1] = v3.id;
+	CHECK(cache_flags_parse("DS", &kw) == 0);
+	CHECK(cache_entry_update(c, v1.id, oid1, CACHE_CUR, kw, 0) == 0);
+	CHECK(cache_kw_set(c, oid1, kw, ids, 2, changed, &nch) == 0 && nch == 2);
+	CHECK(cache_flags_parse("S", &kw) == 0);
+	CHECK(cache_entry_get(c, v2.id, oid1, &e) == 0 && e.flags == kw);
+	CHECK(cache_entry_get(c, v3.id, oid1, &e) == 0 && e.flags == kw);
+	CHECK(cache_kw_get(c, oid1, &fs) == 0 && fs == kw);
+	CHECK(cache_kw_set(c, oid1, kw, ids, 2, changed, &nch) == 0 && nch == 0);
+	/* a view that shares gets the message as it is; one that does not, bare */
+	CHECK(cache_view_create(c, "v4", "q", &v4) == 0);
+	CHECK(cache_batch_new(c, v4.id, v4.epoch, 0, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
+	cache_batch_share(b, 1);
+	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_add_stored(b, oid2) == 0 &&
+	      cache_batch_flush(b) == 0);
+	cache_batch_free(b);
+	CHECK(cache_entry_get(c, v4.id, oid1, &e) == 0 && e.flags == kw && e.where == CACHE_CUR);
+	CHECK(cache_entry_get(c, v4.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_NEW);
+	CHECK(check_clean(c));
+	cache_view_release(&v1);
+	cache_view_release(&v2);
+	cache_view_release(&v3);
+	cache_view_release(&v4);
+	cache_close(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	(void)ids[2];
+	(void)changed[2];
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && (!strcmp(argv[1], "downgrade") || !strcmp(argv[1], "older-writes"))) {
@@ -513,6 +610,7 @@ int main(int argc, char **argv)
 	test_migration_bad_record();
 	test_older_leifs_after_upgrade();
 	test_long_spec_and_check();
+	test_kw_migration();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

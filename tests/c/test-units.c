@@ -498,7 +498,7 @@ static void test_settings(void)
 {
 	static char *srcs[] = { "https://lore.kernel.org/all/" };
 	static char *imaps[] = { "imaps://me@imap.example.org/lore" };
-	const struct settings def = { THREADS_OFF, CACHE_DEDUPE_CONTENT, 0, 600, srcs, 1, imaps, 1 };
+	const struct settings def = { THREADS_OFF, CACHE_DEDUPE_CONTENT, 0, 600, srcs, 1, imaps, 1, 0 };
 	struct settings s, t;
 	char why[256], *text;
 	const char *cfg = "[leifs]\n\tthreads = flag-hits\n\tdedupe = MID\n\tlimit = 2k\n"
@@ -586,8 +586,11 @@ static const char *sample(const struct opt_spec *s)
 		return "imaps://u@h/f";
 	case OPTT_PATH:
 		return "/tmp/x";
+	case OPTT_MAINT:
+		return "/tmp/MAINTAINERS";
 	case OPTT_SETTING:
-		return !strcmp(s->name, "dedupe") ? "mid" : "flag-hits";
+		return !strcmp(s->name, "dedupe") ? "mid" : !strcmp(s->name, "flags") ? "view" :
+		       "flag-hits";
 	default:
 		return "x";
 	}
@@ -643,6 +646,8 @@ static void test_options(void)
 	CHECK(o.nsources == 1 && !strcmp(o.sources[0], "/tmp"));
 	CHECK(o.nimaps == 1 && !strcmp(o.imaps[0], "imaps://u@h/f"));
 	CHECK(o.threads && !strcmp(o.threads, "flag-hits") && !strcmp(o.dedupe, "mid"));
+	CHECK(o.flags && !strcmp(o.flags, "view"));
+	CHECK(o.nmaintainers == 1 && !strcmp(o.maintainers[0], "/tmp/MAINTAINERS"));
 	CHECK(o.cache && !strcmp(o.cache, "/tmp/x") && !strcmp(o.proxy, "x"));
 	options_free(&o);
 	unlink(path);
