@@ -292,7 +292,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		.date = it->date, .size = it->len, .gen = b->gen,
 		.where = b->to_cur ? CACHE_CUR : CACHE_NEW, .flags = it->flags,
 	};
-	int rc, other, returning;
+	int rc, other;
 
 	cache_key_id(ekey, b->view);
 	memcpy(ekey + 8, it->oid, CACHE_OID_LEN);
@@ -319,7 +319,6 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 	if (it->has_dkey && ((rc = claim(b, txn, it, &other)) || other))
 		return rc;      /* other: a copy is in the view already */
 	/* back in the view: as the user left it */
-	returning = 0;
 	if (!(rc = cache_errno(mdb_get(txn, b->c->away, &k, &d))) &&
 	    d.mv_size == sizeof(struct away_rec)) {
 		struct away_rec a;
@@ -329,7 +328,6 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		er.was = a.was;
 		er.flags = a.flags;
 		er.uid = a.uid;
-		returning = 1;
 		if ((rc = cache_errno(mdb_del(txn, b->c->away, &k, NULL))))
 			return rc;
 	} else if (rc && rc != ENOENT) {
@@ -341,9 +339,10 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		/* what another view made of the message counts here too */
 		if ((rc = cache_kw_read(b->c, txn, it->oid, &kw)))
 			return rc;
-		/* a message back gets what it has now; a new one keeps a
-		 * flagged hit's F (lei q -tt) besides */
-		er.flags = (er.flags & ~(returning ? CACHE_SHARED_FLAGS : 0)) | kw;
+		/* what it has now: a message back has it already (its record
+		 * followed the changes made meanwhile: cache_kw_set), a new
+		 * one keeps a flagged hit's F (lei q -tt) besides */
+		er.flags |= kw;
 		if (er.where == CACHE_NEW && (er.flags & CACHE_FLAG_SEEN))
 			er.where = CACHE_CUR;
 	}

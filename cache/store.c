@@ -504,6 +504,11 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
 		if (rc && rc != ENOENT)
 			return rc;
 		rc = cache_errno(mdb_del(txn, c->msg, &k, NULL));
+		if (rc && rc != ENOENT)
+			return rc;
+		/* and its shared flags: no view holds it (the record of a
+		 * view it left keeps what it had there) */
+		rc = c->kw ? cache_errno(mdb_del(txn, c->kw, &k, NULL)) : 0;
 		return rc == ENOENT ? 0 : rc;
 	} else {
 		n--;

@@ -8,7 +8,10 @@
 
 test_expect_success 'public-inbox-httpd serves the generated archive' 'gen_server'
 M="$TRASH/mnt"
-OPTS="-o source=$PI_URL,cache=$TRASH/cache,timeout=20"
+# flags = view: each client's view keeps its flags to itself, so that one
+# client's marks do not move the counts another is checked against (views
+# that share flags are T147's)
+OPTS="-o source=$PI_URL,cache=$TRASH/cache,timeout=20,flags=view"
 test_expect_success 'leifs mounts' 'leifs_mount "$M" $OPTS'
 
 # the file holding a Message-ID in a view (cur/ or new/)
@@ -16,7 +19,7 @@ msg_file() {
 	find "$1/cur" "$1/new" -type f -exec grep -l -i -F -x "Message-ID: $2" {} + | grep .
 }
 
-# mutt and neomutt, each on a view of its own (flags are per view)
+# mutt and neomutt, each on a view of its own
 mutt_rc() {
 	cat >"$TRASH/muttrc" <<EOC
 set mbox_type=Maildir
