@@ -267,6 +267,30 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "leifs: %s was a dead FUSE mount of this user (no process served it): "
 				"unmounted it\n", cl.mountpoint);
 	}
+	/* a MAINTAINERS file under the mount point would be read from the
+	 * mount itself, its own subsystems/ files included */
+	if (cl.mountpoint) {
+		char *mp = realpath(cl.mountpoint, NULL);
+		size_t n = mp ? strlen(mp) : 0;
+		int inside = 0;
+
+		for (i = 0; mp && i < vo.nmaintainers; i++) {
+			char *rp = realpath(vo.maintainers[i], NULL);
+			const char *f = rp ? rp : vo.maintainers[i];
+
+			if (!strncmp(f, mp, n) && (f[n] == '/' || !f[n] || !strcmp(mp, "/"))) {
+				fprintf(stderr, "leifs: maintainers=%s is inside the mount point %s "
+					"(leifs would read its own files)\n", vo.maintainers[i], mp);
+				inside = 1;
+			}
+			free(rp);
+		}
+		free(mp);
+		if (inside) {
+			ret = 2;
+			goto out_opts;
+		}
+	}
 	/* libfuse's own options are checked here, before anything is made */
 	se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), &views);
 	if (!se) {

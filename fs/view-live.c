@@ -92,6 +92,7 @@ void live_free(struct live *l)
 	free(l->seen[0]);
 	free(l->seen[1]);
 	free(l->subsys_change);
+	free(l->subsys_note);
 	free_empty(l->empty);
 	free_imap_state(l->imap);
 	if (l->has_set)

@@ -77,10 +77,13 @@ struct run {
 				 * does not skip it) */
 	const char *mid;        /* a thread view's Message-ID: a remote source
 				 * is asked for its thread (net_thread) */
-	char **parts;           /* a subsystem view's query in parts (several:
-				 * a remote source is asked each, its answers
-				 * joined in the one batch) */
+	char **parts;           /* a subsystem view's query in parts: a remote
+				 * source is asked each, its answers joined in
+				 * the one batch */
+	char **safe;            /* each without word wildcards: asked instead
+				 * when the server refuses a part (HTTP 500) */
 	size_t nparts;
+	char fallback[200];     /* what was asked instead, for .status */
 	int err;
 };
 
@@ -227,7 +230,7 @@ static void search_remote(struct run *r, struct sink *s, const char *shown)
 		req.query = r->mid;
 		log_debug("thread %s mid=%s", shown, r->mid);
 		r->err = net_thread(&req, on_message, s, &r->res);
-	} else if (r->nparts > 1) {
+	} else if (r->nparts > 0) {
 		size_t k;
 
 		/* one batch: a message two parts find is stored and counted
@@ -238,6 +241,20 @@ static void search_remote(struct run *r, struct sink *s, const char *shown)
 			req.query = r->parts[k];
 			log_debug("search %s part %zu/%zu q=%s", shown, k + 1, r->nparts, req.query);
 			r->err = net_search(&req, on_message, s, &one);
+			/* public-inbox fails a wildcard that expands past 100
+			 * terms with a 500: the part without its wildcards,
+			 * once (nothing of the failed answer was stored) */
+			if (r->err && one.http_status == 500 && strcmp(r->parts[k], r->safe[k])) {
+				log_err("search %s: part %zu refused (HTTP 500): asked without its "
+					"wildcards", shown, k + 1);
+				snprintf(r->fallback, sizeof(r->fallback), "the server refused a "
+					 "wildcard (HTTP 500: over its 100 terms?) in part %zu of %zu: "
+					 "asked without it (N: words as words, globs as their phrases)",
+					 k + 1, r->nparts);
+				memset(&one, 0, sizeof(one));
+				req.query = r->safe[k];
+				r->err = net_search(&req, on_message, s, &one);
+			}
 			r->res.messages += one.messages;
 			r->res.bytes += one.bytes;
 			r->res.http_status = one.http_status;
@@ -405,6 +422,7 @@ void view_search(views_t *v, struct live *l)
 	struct src_state *src = NULL;
 	pthread_t *tids = NULL;
 	char *norm = NULL, *last = NULL, *mid = NULL, err_text[600] = "", **parts = NULL;
+	char **safe = NULL;
 	size_t nparts = 0, k;
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
 	time_t start = time(NULL);
@@ -422,8 +440,12 @@ void view_search(views_t *v, struct live *l)
 
 		/* derived from the file as it is now; a new query is stored
 		 * and searched whole */
-		if ((err = view_subsys_prepare(v, l, &cv, &parts, &nparts, &changed)))
+		if ((err = view_subsys_prepare(v, l, &cv, &parts, &safe, &nparts, &changed, err_text,
+					       sizeof(err_text)))) {
+			if (err != EINVAL)
+				err_text[0] = '\0';
 			goto broken;
+		}
 		if (changed) {
 			cache_view_release(&cv);
 			if ((err = cache_view_get(v->cache, l->name, &cv)))
@@ -479,18 +501,20 @@ void view_search(views_t *v, struct live *l)
 		/* as lei: the first fill goes to cur/, what later searches add to
 		 * new/; a first fill cut short (SIGTERM, a failed source) is
 		 * not done, so what the next search brings of it is old mail */
-		if (nparts > 1 && !(r->parts = calloc(nparts, sizeof(*r->parts)))) {
+		if (nparts && (!(r->parts = calloc(nparts, sizeof(*r->parts))) ||
+			       !(r->safe = calloc(nparts, sizeof(*r->safe))))) {
 			err = ENOMEM;
 			goto broken;
 		}
-		for (k = 0; nparts > 1 && k < nparts; k++, r->nparts++) {
-			char *pn = NULL;
+		for (k = 0; k < nparts; k++, r->nparts++) {
+			char *pn = NULL, *sn = NULL;
 
-			err = query_normalize(parts[k], &pn);
-			if (!err)
-				err = query_incremental(pn, full ? 0 : mark - v->o.margin,
-							&r->parts[k]);
+			if (!(err = query_normalize(parts[k], &pn)) &&
+			    !(err = query_normalize(safe[k], &sn)) &&
+			    !(err = query_incremental(pn, full ? 0 : mark - v->o.margin, &r->parts[k])))
+				err = query_incremental(sn, full ? 0 : mark - v->o.margin, &r->safe[k]);
 			free(pn);
+			free(sn);
 			if (err)
 				goto broken;
 		}
@@ -597,12 +621,18 @@ void view_search(views_t *v, struct live *l)
 		v->o.changed(v->o.changed_arg, cv.id);
 	goto record;
 broken:
-	snprintf(err_text, sizeof(err_text), "%s", strerror(err));
+	if (!err_text[0])       /* else the reason said already */
+		snprintf(err_text, sizeof(err_text), "%s", strerror(err));
 	failed = 1;
 	free_src(src, n);       /* not filled in: nothing to show */
 	src = NULL;
 record:
 	pthread_mutex_lock(&v->lock);
+	free(l->subsys_note);
+	l->subsys_note = NULL;
+	for (i = 0; runs && i < n && !l->subsys_note; i++)
+		if (runs[i].fallback[0])
+			l->subsys_note = strdup(runs[i].fallback);
 	l->last_msgs = received;
 	l->last_added = added;
 	l->last_bytes = bytes;
@@ -635,9 +665,12 @@ out:
 	for (i = 0; runs && i < n; i++) {
 		cache_batch_free(runs[i].batch);
 		free(runs[i].q);
-		for (k = 0; k < runs[i].nparts; k++)
+		for (k = 0; k < runs[i].nparts; k++) {
 			free(runs[i].parts[k]);
+			free(runs[i].safe[k]);
+		}
 		free(runs[i].parts);
+		free(runs[i].safe);
 	}
 	free(runs);
 	free(tids);
@@ -647,7 +680,10 @@ out:
 	free(mid);
 	cache_view_release(&cv);
 free_parts:
-	for (k = 0; k < nparts; k++)
+	for (k = 0; k < nparts; k++) {
 		free(parts[k]);
+		free(safe[k]);
+	}
 	free(parts);
+	free(safe);
 }

@@ -32,7 +32,7 @@
 #include "query/query.h"
 
 /* the most of a MAINTAINERS file read: the kernel's is under 1 MiB */
-#define MAINT_FILE_MAX (16u << 20)
+#define MAINT_FILE_MAX (4u << 20)
 /* the longest search sent to a remote source: a URL of at most three
  * times this (each ':' '/' ' ' escaped), well inside what public-inbox-httpd
  * (16 KiB of request head) and the proxies in front of lore take */
@@ -41,16 +41,28 @@
 struct mfile {
 	char *path;
 	int loaded;             /* f holds what was read last */
-	struct stat st;         /* of what f holds */
+	struct stat st;         /* of what was last looked at (read, or
+				 * refused: not read again until it moves) */
+	int looked;             /* st is set */
 	struct maint_file f;
 	char *error;            /* why the last look at it failed; NULL: ok */
 	int64_t read_at;
 };
 
 struct subsys {
-	pthread_mutex_t lock;   /* all of it; never taken with v->lock held */
+	pthread_mutex_t lock;   /* all of it; never taken with v->lock held,
+				 * nor across a file's reading */
+	int loading;            /* a thread reads the files (the others use
+				 * what was read: a file that is a file of
+				 * this mount is read by this mount's
+				 * handlers, which must not wait for it) */
 	struct mfile *files;
 	int nfiles;
+	uint64_t gen;           /* bumped when a file's sections change */
+	char *sections;         /* .sections as of sections_gen (the kernel
+				 * reads a long file in many reads, each
+				 * making the text anew) */
+	uint64_t sections_gen;
 	struct refusal refused[REFUSALS_KEPT];
 	unsigned next;
 };
@@ -89,111 +101,167 @@ void view_subsys_close(views_t *v)
 		maint_free(&s->files[i].f);
 	}
 	free(s->files);
+	free(s->sections);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	v->subsys = NULL;
 }
 
-static void set_error(struct mfile *m, const char *fmt, const char *arg)
-{
-	char buf[600];
+/* what a look at one file found, made with no lock held */
+struct look {
+	int same;               /* unchanged since it was last looked at */
+	struct stat st;
+	int looked;             /* st is set */
+	char *error;            /* malloc'd; NULL: parsed into f */
+	struct maint_file f;
+};
 
-	snprintf(buf, sizeof(buf), fmt, arg);
-	if (m->error && !strcmp(m->error, buf))
-		return;
-	log_err("maintainers %s: %s", m->path, buf);
-	free(m->error);
-	m->error = strdup(buf);
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* look at one file; read and parse it again if it moved (s->lock held) */
-static void load(struct mfile *m)
+static void look_error(struct look *k, const char *fmt, const char *arg)
 {
-	struct maint_file f;
-	struct stat st;
+	if (asprintf(&k->error, fmt, arg) < 0)
+		k->error = NULL;
+}
+
+/* read and parse path, unless it is as `prev` says it was */
+static void look_at(const char *path, const struct stat *prev, int looked, struct look *k)
+{
+	struct stat after;
 	char *buf = NULL, why[300];
 	size_t got = 0;
 	ssize_t r;
 	int fd, err;
 
+	memset(k, 0, sizeof(*k));
 	/* O_NONBLOCK: a FIFO put there does not hang the caller */
-	if ((fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
-		set_error(m, "cannot read it: %s", strerror(errno));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		look_error(k, "cannot read it: %s", strerror(errno));
 		return;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &k->st) || !S_ISREG(k->st.st_mode)) {
 		close(fd);
-		set_error(m, "%s", "not a regular file");
+		look_error(k, "%s", "not a regular file");
 		return;
 	}
-	if (m->loaded && st.st_dev == m->st.st_dev && st.st_ino == m->st.st_ino &&
-	    st.st_size == m->st.st_size && st.st_mtim.tv_sec == m->st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == m->st.st_mtim.tv_nsec) {
+	k->looked = 1;
+	if (looked && same_file(&k->st, prev)) {
 		close(fd);
-		free(m->error);         /* there again, unchanged */
-		m->error = NULL;
+		k->same = 1;
 		return;
 	}
-	if ((unsigned long long)st.st_size > MAINT_FILE_MAX) {
+	if ((unsigned long long)k->st.st_size > MAINT_FILE_MAX) {
 		close(fd);
-		snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)st.st_size);
-		set_error(m, "too big to be a MAINTAINERS file (%s, over 16 MiB): not read", why);
+		snprintf(why, sizeof(why), "%llu bytes", (unsigned long long)k->st.st_size);
+		look_error(k, "too big to be a MAINTAINERS file (%s, over 4 MiB): not read", why);
 		return;
 	}
-	if (!(buf = malloc((size_t)st.st_size + 1))) {
+	if (!(buf = malloc((size_t)k->st.st_size + 1))) {
 		close(fd);
-		set_error(m, "%s", "out of memory");
+		look_error(k, "%s", "out of memory");
 		return;
 	}
 	/* what the file holds now, at most the size seen (it may grow) */
-	while (got < (size_t)st.st_size &&
-	       (r = read(fd, buf + got, (size_t)st.st_size - got)) != 0) {
+	while (got < (size_t)k->st.st_size &&
+	       (r = read(fd, buf + got, (size_t)k->st.st_size - got)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			break;
 		got += (size_t)r;
 	}
-	close(fd);
-	if (got < (size_t)st.st_size) {
+	/* an editor writing it in place: read again at the next look */
+	if (got < (size_t)k->st.st_size || fstat(fd, &after) || !same_file(&after, &k->st)) {
+		close(fd);
 		free(buf);
-		set_error(m, "%s", "cannot read it whole (it changed as it was read?)");
+		k->looked = 0;
+		look_error(k, "%s", "it changed as it was read (read again at the next look)");
 		return;
 	}
-	err = maint_parse(buf, got, &f, why, sizeof(why));
+	close(fd);
+	err = maint_parse(buf, got, &k->f, why, sizeof(why));
 	free(buf);
-	if (err) {
-		set_error(m, "%s", err == EINVAL ? why : strerror(err));
-		return;
-	}
-	maint_free(&m->f);
-	m->f = f;
-	m->st = st;
-	m->loaded = 1;
-	m->read_at = (int64_t)time(NULL);
-	free(m->error);
-	m->error = NULL;
-	log_info("maintainers %s: %zu sections", m->path, f.n);
+	if (err)
+		look_error(k, "%s", err == EINVAL ? why : strerror(err));
 }
 
+/* look at every file, one thread at a time; a thread that finds another
+ * at it goes on with what was read before */
 static void load_all(struct subsys *s)
 {
-	int i;
+	struct look *k;
+	struct stat *prev;
+	int *looked, i, n;
 
-	for (i = 0; i < s->nfiles; i++)
-		load(&s->files[i]);
+	pthread_mutex_lock(&s->lock);
+	if (s->loading || !(n = s->nfiles)) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	k = calloc((size_t)n, sizeof(*k));
+	prev = calloc((size_t)n, sizeof(*prev));
+	looked = calloc((size_t)n, sizeof(*looked));
+	if (!k || !prev || !looked) {
+		pthread_mutex_unlock(&s->lock);
+		free(k);
+		free(prev);
+		free(looked);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		prev[i] = s->files[i].st;
+		looked[i] = s->files[i].looked;
+	}
+	s->loading = 1;
+	pthread_mutex_unlock(&s->lock);
+	for (i = 0; i < n; i++)         /* paths are never changed: read freely */
+		look_at(s->files[i].path, &prev[i], looked[i], &k[i]);
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		struct mfile *m = &s->files[i];
+
+		m->looked = k[i].looked;
+		if (k[i].looked)
+			m->st = k[i].st;
+		if (k[i].same) {
+			continue;       /* as it was: its error (or none) stands */
+		} else if (k[i].error) {
+			if (!m->error || strcmp(m->error, k[i].error))
+				log_err("maintainers %s: %s", m->path, k[i].error);
+			free(m->error);
+			m->error = k[i].error;
+		} else {
+			maint_free(&m->f);
+			m->f = k[i].f;
+			m->loaded = 1;
+			s->gen++;
+			m->read_at = (int64_t)time(NULL);
+			free(m->error);
+			m->error = NULL;
+			log_info("maintainers %s: %zu sections", m->path, m->f.n);
+		}
+	}
+	s->loading = 0;
+	pthread_mutex_unlock(&s->lock);
+	free(k);
+	free(prev);
+	free(looked);
 }
 
 /* the section a title names in the first file that has it (s->lock held) */
-static const struct maint_section *find(struct subsys *s, const char *title, const char **path)
+static const struct maint_section *find(struct subsys *s, const char *title, int *file)
 {
 	const struct maint_section *sec;
 	int i;
 
 	for (i = 0; i < s->nfiles; i++)
 		if (s->files[i].loaded && (sec = maint_find(&s->files[i].f, title))) {
-			if (path)
-				*path = s->files[i].path;
+			if (file)
+				*file = i;
 			return sec;
 		}
 	return NULL;
@@ -236,11 +304,17 @@ static void refuse(views_t *v, const char *fmt, const char *a, const char *b)
 {
 	struct subsys *s = v->subsys;
 	struct refusal *r;
+	char shown[201];
+	size_t i;
 
+	/* the name may hold anything but '/' and NUL: a line of its own */
+	for (i = 0; a[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = (unsigned char)a[i] < 0x20 || a[i] == 0x7f ? '?' : a[i];
+	shown[i] = '\0';
 	pthread_mutex_lock(&s->lock);
 	r = &s->refused[s->next];
 	r->when = (int64_t)time(NULL);
-	snprintf(r->text, sizeof(r->text), fmt, a, b);
+	snprintf(r->text, sizeof(r->text), fmt, shown, b);
 	s->next = (s->next + 1) % REFUSALS_KEPT;
 	log_err("%s", r->text);
 	pthread_mutex_unlock(&s->lock);
@@ -254,13 +328,15 @@ static int derive(views_t *v, const char *title, struct maint_query *q, const ch
 	struct subsys *s = v->subsys;
 	const struct maint_section *sec;
 	const char *where = NULL;
-	int err, i;
+	int err, i, file = 0;
 
 	if (path)
 		*path = NULL;
-	pthread_mutex_lock(&s->lock);
 	load_all(s);
-	if (!(sec = find(s, title, &where))) {
+	pthread_mutex_lock(&s->lock);
+	if ((sec = find(s, title, &file)))
+		where = s->files[file].path;
+	if (!sec) {
 		snprintf(why, whylen, "no section of that title in %s%s", s->nfiles ?
 			 s->files[0].path : "(no -o maintainers=FILE given)",
 			 s->nfiles > 1 ? " or the other maintainers files" : "");
@@ -269,12 +345,12 @@ static int derive(views_t *v, const char *title, struct maint_query *q, const ch
 	}
 	if (line)
 		*line = sec->line;
-	err = maint_derive(sec, PART_MAX, q, why, whylen);
-	for (i = 0; !err && (size_t)i < q->nparts; i++) {
-		const char *reason = NULL;
+	err = maint_derive(&s->files[file].f, sec, PART_MAX, q, why, whylen);
+	for (i = 0; !err && (size_t)i < 2 * q->nparts; i++) {
+		const char *reason = NULL, *part = i % 2 ? q->safe[i / 2] : q->parts[i / 2];
 
-		if ((err = query_validate(q->parts[i], &reason)) ||
-		    (err = query_syntax_check(q->parts[i], why, whylen))) {
+		if ((err = query_validate(part, &reason)) ||
+		    (err = query_syntax_check(part, why, whylen))) {
 			if (reason)
 				snprintf(why, whylen, "the derived search does not parse: %s", reason);
 			maint_query_free(q);
@@ -360,8 +436,15 @@ int views_subsys_sections(views_t *v, char **out)
 	*out = NULL;
 	if (!f)
 		return ENOMEM;
-	pthread_mutex_lock(&s->lock);
 	load_all(s);
+	pthread_mutex_lock(&s->lock);
+	if (s->sections && s->sections_gen == s->gen) {
+		fclose(f);
+		free(buf);
+		*out = strdup(s->sections);
+		pthread_mutex_unlock(&s->lock);
+		return *out ? 0 : ENOMEM;
+	}
 	for (k = 0; k < s->nfiles; k++) {
 		const struct mfile *m = &s->files[k];
 
@@ -374,7 +457,7 @@ int views_subsys_sections(views_t *v, char **out)
 				continue;
 			one_line(f, sec->title);
 			fputc('\t', f);
-			if (!maint_derive(sec, PART_MAX, &q, why, sizeof(why))) {
+			if (!maint_derive(&m->f, sec, PART_MAX, &q, why, sizeof(why))) {
 				one_line(f, q.query);
 				maint_query_free(&q);
 			} else {
@@ -383,8 +466,13 @@ int views_subsys_sections(views_t *v, char **out)
 			fputc('\n', f);
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
 	fclose(f);
+	if (buf) {
+		free(s->sections);
+		s->sections = strdup(buf);
+		s->sections_gen = s->gen;
+	}
+	pthread_mutex_unlock(&s->lock);
 	*out = buf;
 	return buf ? 0 : ENOMEM;
 }
@@ -436,13 +524,13 @@ int views_subsys_status(views_t *v, char **out)
 	size_t len = 0, i;
 	FILE *f = open_memstream(&buf, &len);
 	unsigned k;
-	int j, err;
+	int j, err, first;
 
 	*out = NULL;
 	if (!f)
 		return ENOMEM;
-	pthread_mutex_lock(&s->lock);
 	load_all(s);
+	pthread_mutex_lock(&s->lock);
 	if (!s->nfiles)
 		fputs("maintainers: none (mount with -o maintainers=FILE, or set maintainers "
 		      "in the config file)\n", f);
@@ -468,7 +556,14 @@ int views_subsys_status(views_t *v, char **out)
 		for (i = 0; i < m->f.n; i++) {
 			struct maint_query q;
 
-			if (maint_derive(&m->f.s[i], PART_MAX, &q, why, sizeof(why))) {
+			if (j && find(s, m->f.s[i].title, &first) && first < j) {
+				fprintf(f, "problem: %s: line %zu: a title %s has (its section is "
+					"used): ", m->path, m->f.s[i].line, s->files[first].path);
+				one_line(f, m->f.s[i].title);
+				fputc('\n', f);
+				continue;
+			}
+			if (maint_derive(&m->f, &m->f.s[i], PART_MAX, &q, why, sizeof(why))) {
 				if (bad++ < 50) {
 					fprintf(f, "unsearchable: ");
 					one_line(f, m->f.s[i].title);
@@ -583,23 +678,31 @@ static char *atoms_diff(const char *was, const char *now)
 }
 
 int view_subsys_prepare(views_t *v, struct live *l, const struct cache_view *cv, char ***parts,
-			size_t *nparts, int *changed)
+			char ***safe, size_t *nparts, int *changed, char *why, size_t whylen)
 {
 	const char *name = views_subsys_name(cv->name), *reason = NULL, *path = NULL;
 	struct maint_query q;
-	char *title = NULL, why[300], when[40], *diff;
+	char *title = NULL, when[40], *diff;
 	int err;
 
-	*parts = NULL;
+	*parts = *safe = NULL;
 	*nparts = 0;
 	*changed = 0;
 	if ((err = query_name_decode(name, &title, &reason)))
 		return err;
-	err = derive(v, title, &q, &path, NULL, why, sizeof(why));
+	err = derive(v, title, &q, &path, NULL, why, whylen);
 	free((char *)path);
 	free(title);
 	/* the section gone or now unsearchable: the view keeps its query
-	 * and what it holds (.status says so) */
+	 * and what it holds (.status says so), and searches it as long as
+	 * it fits in one request */
+	if ((err == ENOENT || err == EINVAL) && strlen(cv->query) > PART_MAX) {
+		size_t n = strlen(why);
+
+		snprintf(why + n, whylen - n, ": the query derived last (%zu bytes) is too long "
+			 "for one request; the view keeps what it has", strlen(cv->query));
+		return EINVAL;
+	}
 	if (err == ENOENT || err == EINVAL)
 		return 0;
 	if (err)
@@ -624,8 +727,9 @@ int view_subsys_prepare(views_t *v, struct live *l, const struct cache_view *cv,
 		*changed = 1;
 	}
 	*parts = q.parts;
+	*safe = q.safe;
 	*nparts = q.nparts;
-	q.parts = NULL;
+	q.parts = q.safe = NULL;
 	q.nparts = 0;
 	maint_query_free(&q);
 	return 0;
@@ -634,7 +738,7 @@ int view_subsys_prepare(views_t *v, struct live *l, const struct cache_view *cv,
 void view_subsys_status(views_t *v, const struct cache_view *cv, FILE *f)
 {
 	const char *name = views_subsys_name(cv->name), *reason, *path = NULL;
-	char *title = NULL, *change = NULL, why[300];
+	char *title = NULL, *change = NULL, *note = NULL, why[300];
 	struct maint_query q;
 	struct live *l;
 	size_t line = 0, i, n;
@@ -672,11 +776,18 @@ void view_subsys_status(views_t *v, const struct cache_view *cv, FILE *f)
 	pthread_mutex_unlock(&v->subsys->lock);
 	pthread_mutex_lock(&v->lock);
 	for (l = v->live; l; l = l->next)
-		if (l->id == cv->id && l->subsys_change)
-			change = strdup(l->subsys_change);
+		if (l->id == cv->id) {
+			if (l->subsys_change)
+				change = strdup(l->subsys_change);
+			if (l->subsys_note)
+				note = strdup(l->subsys_note);
+		}
 	pthread_mutex_unlock(&v->lock);
+	if (note)
+		fprintf(f, "derived: %s\n", note);
 	if (change)
 		fprintf(f, "rederived: %s\n", change);
+	free(note);
 	free(change);
 	free(title);
 }

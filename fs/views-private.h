@@ -102,6 +102,8 @@ struct live {
 	int written[2];         /* written since: a new mtime, same text or not */
 	char *subsys_change;    /* a subsystem view: when and from what its
 				 * query was last derived anew */
+	char *subsys_note;      /* ... and what its last search had to do
+				 * (a wildcard the server refused) */
 };
 
 /* a busy source (HTTP 429/503) left alone until `until` */
@@ -174,9 +176,12 @@ void view_subsys_close(views_t *v);
  * (as a .query write: the search that follows is a full one, the user's
  * state kept) and *changed is set.  *parts (malloc'd, NULL when the
  * section is gone: the stored query stands) are what a remote source is
- * asked, one request each, for the query. */
+ * asked, one request each, for the query; *safe the same parts without
+ * word wildcards, for a server that refuses one (HTTP 500: public-inbox's
+ * limit of 100 terms).  EINVAL (why) when the section is gone and the
+ * query derived last is too long for one request. */
 int view_subsys_prepare(views_t *v, struct live *l, const struct cache_view *cv, char ***parts,
-			size_t *nparts, int *changed);
+			char ***safe, size_t *nparts, int *changed, char *why, size_t whylen);
 /* the lines of VIEW/.status of a subsystem view: its section, where it
  * is, what of it was widened or left out, when the query last changed */
 void view_subsys_status(views_t *v, const struct cache_view *cv, FILE *f);

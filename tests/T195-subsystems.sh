@@ -41,6 +41,22 @@ patches_mail() {
 	} >"$1"
 }
 
+# a patch to 101 files drivers/gpio/wcNNN.c and one drivers/gpio/wc/core.c:
+# a wildcard dfn:wc* expands past public-inbox's limit of 100 terms
+wide_patch() {
+	{
+		printf 'From: Wide <wide@example.org>\nTo: linux-rtc@vger.kernel.org\n'
+		printf 'Subject: [PATCH] gpio: wc: touch them all\nDate: %s\n' "$(date -R)"
+		printf 'Message-ID: <leifs-wide-1@example.org>\n\nAll of them.\n\n---\n'
+		for i in $(seq 0 101); do
+			f=drivers/gpio/wc$(printf %03d "$i").c
+			[ "$i" -eq 101 ] && f=drivers/gpio/wc/core.c
+			printf 'diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n' "$f" "$f" "$f" "$f"
+			printf '@@ -1 +1 @@\n-a\n+b\n'
+		done
+	} >"$1"
+}
+
 # the MAINTAINERS file of the test: the kernel's preamble and its RTC,
 # WATCHDOG and FLOPPY sections as they stand in the kernel tree, then
 # sections for each rule
@@ -158,7 +174,7 @@ FLOPPY DRIVER	dfn:drivers/block/floppy.c OR l:linux-block.vger.kernel.org OR tc:
 REAL TIME CLOCK (RTC) SUBSYSTEM	dfn:Documentation/admin-guide/rtc.rst OR dfn:Documentation/devicetree/bindings/rtc/* OR dfn:drivers/rtc/* OR dfn:include/linux/platform_data/rtc OR dfn:include/linux/rtc.h OR dfn:include/linux/rtc/* OR dfn:include/uapi/linux/rtc.h OR dfn:tools/testing/selftests/rtc/* OR l:linux-rtc.vger.kernel.org OR tc:linux-rtc@vger.kernel.org
 WATCHDOG DEVICE DRIVERS	dfn:Documentation/devicetree/bindings/watchdog/* OR dfn:Documentation/watchdog/* OR dfn:drivers/watchdog/* OR dfn:include/linux/watchdog.h OR dfn:include/trace/events/watchdog.h OR dfn:include/uapi/linux/watchdog.h OR l:linux-watchdog.vger.kernel.org OR tc:linux-watchdog@vger.kernel.org
 RTC DRIVERS BUT DS1307	dfn:drivers/rtc/* AND NOT dfn:drivers/rtc/rtc-ds1307.c
-PCF8563 GLOBS	dfn:drivers/rtc/rtc OR dfn:Documentation/devicetree/bindings/rtc/* OR dfn:drivers/block
+PCF8563 GLOBS	(dfn:drivers/rtc/rtc AND dfn:pcf85*) OR (dfn:Documentation/devicetree/bindings/rtc AND dfn:yaml) OR (dfn:drivers/block AND dfn:flop*)
 NAMES AND KEYWORDS	dfn:pcf8563* OR dfn:imx2* OR (dfa:ds1307_probe OR dfb:ds1307_probe)
 TWO LISTS	l:linux-rtc.vger.kernel.org OR tc:linux-rtc@vger.kernel.org OR l:linux-watchdog.vger.kernel.org OR tc:linux-watchdog@vger.kernel.org
 THE PATCHES LIST	l:patches.lists.linux.dev OR tc:patches@lists.linux.dev
@@ -201,6 +217,7 @@ test_expect_success 'a public-inbox of its own, with mail to patches@lists.linux
 	patches_mail p1.eml "add driver" "leifs-patches-1@example.org" &&
 	patches_mail p2.eml "fix probe" "leifs-patches-2@example.org" bcc &&
 	pi_add "$W" linux-rtc p1.eml "$TRASH" && pi_add "$W" linux-rtc p2.eml "$TRASH" &&
+	wide_patch wide.eml && pi_add "$W" linux-rtc wide.eml "$TRASH" &&
 	write_maintainers >"$MF"
 '
 test_expect_success 'the root has subsystems/; .sections gives each title and its query' '
@@ -248,9 +265,9 @@ test_expect_success 'WATCHDOG, X:, globs, N: and K:, two lists, a %2F title, CRL
 '
 test_expect_success 'what was widened or left out is said in the view'"'"'s .status' '
 	st="$S/PCF8563 GLOBS/.status" &&
-	grep -qF "derived: F: drivers/rtc/rtc-pcf85*: searched as dfn:drivers/rtc/rtc (public-inbox takes no wildcard inside a file name: wider)" "$st" &&
-	grep -qF "derived: F: Documentation/devicetree/bindings/rtc/*.yaml: searched as dfn:Documentation/devicetree/bindings/rtc/*" "$st" &&
-	grep -qF "derived: X: drivers/rtc/rtc-pcf8563*: left out (public-inbox takes no wildcard inside a file name, and dfn:drivers/rtc/rtc would exclude more)" "$st" &&
+	grep -qF "derived: F: drivers/rtc/rtc-pcf85*: searched as (dfn:drivers/rtc/rtc AND dfn:pcf85*) (public-inbox takes no wildcard inside a file name: wider than the glob)" "$st" &&
+	grep -qF "derived: F: Documentation/devicetree/bindings/rtc/*.yaml: searched as (dfn:Documentation/devicetree/bindings/rtc AND dfn:yaml)" "$st" &&
+	grep -qF "derived: X: drivers/rtc/rtc-pcf8563*: left out (public-inbox takes no wildcard inside a file name: excluding more than the glob would drop the section" "$st" &&
 	grep -qF "derived: K: (?:struct|union) rtc_ops: not searchable (a regular expression, not a plain word)" "$S/NAMES AND KEYWORDS/.status"
 '
 test_expect_success 'patches@lists.linux.dev as the only list: the mail sent to it, by To and List-Id' '
@@ -318,7 +335,7 @@ test_expect_success 'a binary, a 100 MB, a vanished file: said in .status, views
 	cat "$S/$RTC/.refresh" >/dev/null && [ "$(ls "$S/$RTC/cur" | wc -l)" -eq "$n" ] &&
 	grep -q "^derived: $MF: not a MAINTAINERS file" "$S/$RTC/.status" &&
 	rm "$MF" && truncate -s 100M "$MF" &&
-	grep -q "; now too big to be a MAINTAINERS file (104857600 bytes, over 16 MiB): not read" "$S/.status" &&
+	grep -q "; now too big to be a MAINTAINERS file (104857600 bytes, over 4 MiB): not read" "$S/.status" &&
 	rm "$MF" && grep -q "; now cannot read it: No such file or directory" "$S/.status" &&
 	cat "$S/$RTC/.refresh" >/dev/null && [ "$(ls "$S/$RTC/cur" | wc -l)" -eq "$n" ] &&
 	echo "$(cut -f 2 expect.table | sed -n 2p)" >expect && test_cmp expect "$S/$RTC/.query" &&
@@ -334,11 +351,50 @@ test_expect_success 'the derived queries on the local index (cache:URL) answer a
 		compare_view "$t" -t || { echo "view: $t"; cat "$S/$t/.status"; bad=1; }
 	done && [ $bad -eq 0 ]
 '
+test_expect_success 'a wildcard the server refuses (over 100 terms): asked without it, said' '
+	printf "\nWIDE WORDS\nN:\twc\n" >>"$MF" &&
+	grep -qx "WIDE WORDS	dfn:wc\*" "$S/.sections" &&
+	mkdir "$S/WIDE WORDS" && ls "$S/WIDE WORDS/cur" >/dev/null &&
+	grep -q "^state: fresh$" "$S/WIDE WORDS/.status" &&
+	grep -q "^derived: the server refused a wildcard (HTTP 500: over its 100 terms?) in part 1 of 1: asked without it" "$S/WIDE WORDS/.status" &&
+	ls -d "$S/WIDE WORDS"/cur/* | file_mids >actual &&
+	echo "<leifs-wide-1@example.org>" >expect && test_cmp expect actual
+'
+test_expect_success 'a section gone whose query is too long for one request: the view keeps what it has' '
+	n=$(ls "$S/MANY FILES/cur" "$S/MANY FILES/new" | grep -c leifs) && cp "$MF" keep &&
+	sed -i "s/^MANY FILES$/MANY FILES, RENAMED/" "$MF" &&
+	cat "$S/MANY FILES/.refresh" >/dev/null &&
+	grep -q "^state: failed$" "$S/MANY FILES/.status" &&
+	grep -q "^error: no section of that title in $MF: the query derived last ([0-9]* bytes) is too long for one request; the view keeps what it has$" "$S/MANY FILES/.status" &&
+	[ "$(ls "$S/MANY FILES/cur" "$S/MANY FILES/new" | grep -c leifs)" -eq "$n" ] &&
+	cp keep "$MF" && cat "$S/MANY FILES/.refresh" >/dev/null &&
+	grep -q "^state: fresh$" "$S/MANY FILES/.status"
+'
 test_expect_success 'the views survive a remount; rmdir removes one' '
 	leifs_umount "$M" && leifs_mount "$M" $OPTS &&
 	ls "$S" | grep -qx "$RTC" && compare_view "$RTC" -t &&
 	rmdir "$S/CRLF ENDED" && ! ls "$S" | grep -qx "CRLF ENDED" &&
 	mkdir "$S/CRLF ENDED"
+'
+# a second file: 31 sections that name linux-kernel@vger.kernel.org (an
+# umbrella list), the RTC title again
+test_expect_success 'two files: an umbrella list is left out, a title of the first file is the first'"'"'s' '
+	MF2="$TRASH/MAINTAINERS.more" &&
+	{ printf "LKML USER\nL:\tlinux-kernel@vger.kernel.org\nF:\tdrivers/watchdog/imx2_wdt.c\n\n"
+	  for i in $(seq 1 30); do printf "OTHER %d\nL:\tlinux-kernel@vger.kernel.org\nF:\tx/%d.c\n\n" $i $i; done
+	  printf "%s\nF:\tdrivers/block/\n" "$RTC"; } >"$MF2" &&
+	leifs_umount "$M" && leifs_mount "$M" $OPTS,maintainers="$MF2" &&
+	grep -qx "LKML USER	dfn:drivers/watchdog/imx2_wdt.c" "$S/.sections" &&
+	[ "$(grep -c "^$RTC	" "$S/.sections")" -eq 1 ] && grep -q "^$RTC	dfn:Doc" "$S/.sections" &&
+	grep -q "^problem: $MF2: line [0-9]*: a title $MF has (its section is used): $RTC$" "$S/.status" &&
+	mkdir "$S/LKML USER" && ls "$S/LKML USER/cur" >/dev/null &&
+	grep -qF "derived: L: linux-kernel@vger.kernel.org: left out (31 sections name it: what it carries is not all this section" "$S/LKML USER/.status"
+'
+test_expect_success 'a MAINTAINERS file inside the mount point is refused at mount' '
+	leifs_umount "$M" &&
+	! "$LEIFS" -f -o source=$URL,cache=$TRASH/cache,maintainers="$M/subsystems/.sections" "$M" 2>err &&
+	grep -q "maintainers=$M/subsystems/.sections is inside the mount point" err &&
+	! mountpoint -q "$M"
 '
 test_expect_success 'without -o maintainers: subsystems/ is there, empty, and says how' '
 	leifs_umount "$M" && leifs_mount "$M" -o source=$URL,cache=$TRASH/cache2 &&
