@@ -172,10 +172,15 @@ int cache_view_decode(const MDB_val *k, const MDB_val *d, struct cache_view *v);
 int cache_view_put(MDB_txn *txn, cache_t *c, const struct cache_view *v, unsigned flags);
 /* the entry record at key k, copied out (sweep.c); ENOENT if none */
 int cache_entry_read(cache_t *c, MDB_txn *txn, MDB_val *k, struct entry_rec *r);
-/* keywords.c: a message's shared flags (0 when none, or no table); the
- * one fill of the table for a cache from before it (a mount's open) */
+/* entries.c: cache_entry_update in the caller's transaction; *old (may
+ * be NULL) gets the flags the entry had */
+int cache_entry_update_txn(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char *oid,
+			   int where, uint32_t flags, uint32_t uid, uint32_t *old);
+/* keywords.c: a message's shared flags (0 when none, a damaged record, or
+ * no table) */
 int cache_kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t *flags);
-int cache_kw_migrate(cache_t *c, MDB_txn *txn);
+/* the table made just now, for a cache that had none: to fill */
+int cache_kw_mark_pending(cache_t *c, MDB_txn *txn);
 /* the ids table: view id -> its name (store.c) */
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name);
 /* set view id's counters */

@@ -386,13 +386,21 @@ uint64_t cache_version(cache_t *c);
 			    CACHE_FLAG_TRASHED)
 /* A message's shared flags (keywords.c): 0 when it has none. */
 int cache_kw_get(cache_t *c, const unsigned char *oid, uint32_t *flags);
-/* Set them (`flags`' shared bits) and, in the same transaction, give
- * them to the entry, or the record kept while it is out of the view, of
- * each of the `nviews` views (a message seen goes from new/ to cur/);
- * `changed` (room for nviews) gets the ids of the views whose entry
- * changed.  EROFS when the cache was not opened by a mount. */
-int cache_kw_set(cache_t *c, const unsigned char *oid, uint32_t flags, const uint64_t *views,
-		 size_t nviews, uint64_t *changed, size_t *nchanged);
+/* cache_entry_update of view id's entry and, in the same transaction, the
+ * shared flags this changes (set or cleared; a hide changes none) in the
+ * message's keywords and in the entry, or the record kept while it is out
+ * of the view, of each of the `nviews` views (a message seen goes from
+ * new/ to cur/; id itself among them is skipped).  `changed` (room for
+ * nviews; may be NULL) gets the ids of the views whose entry changed.
+ * With no keywords table (not opened by a mount) only id's entry moves. */
+int cache_entry_update_shared(cache_t *c, uint64_t id, const unsigned char *oid, int where,
+			      uint32_t flags, uint32_t uid, const uint64_t *views, size_t nviews,
+			      uint64_t *changed, size_t *nchanged);
+/* A cache from before keywords: *pending until cache_kw_migrate has given
+ * the `nviews` views that share the union of their flags (a flag set in
+ * any of them counts), in one transaction. */
+int cache_kw_pending(cache_t *c, int *pending);
+int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews);
 
 /* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
 int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */

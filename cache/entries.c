@@ -216,21 +216,20 @@ void cache_flags_format(uint32_t flags, char out[40])
 	out[o] = '\0';
 }
 
-int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
-		       int where, uint32_t flags, uint32_t uid)
+int cache_entry_update_txn(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char *oid,
+			   int where, uint32_t flags, uint32_t uid, uint32_t *old)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(key), key }, d;
 	struct entry_rec r;
-	MDB_txn *txn;
 	int rc;
 
 	cache_key_id(key, id);
 	memcpy(key + 8, oid, CACHE_OID_LEN);
-	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
-		return rc;
 	if ((rc = cache_entry_read(c, txn, &k, &r)))
-		goto fail;
+		return rc;
+	if (old)
+		*old = r.flags;
 	if (where == CACHE_HIDDEN && r.where != CACHE_HIDDEN)
 		r.was = r.where;
 	if (r.where != where && r.where < 3 && where >= 0 && where < 3) {
@@ -239,19 +238,29 @@ int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
 		delta[r.where]--;
 		delta[where]++;
 		if ((rc = cache_count_add(c, txn, id, delta)))
-			goto fail;
+			return rc;
 	}
 	r.where = (uint8_t)where;
 	r.flags = flags;
 	r.uid = uid;
 	d.mv_size = sizeof(r);
 	d.mv_data = &r;
-	if ((rc = cache_errno(mdb_put(txn, c->entry, &k, &d, 0))))
-		goto fail;
+	return cache_errno(mdb_put(txn, c->entry, &k, &d, 0));
+}
+
+int cache_entry_update(cache_t *c, uint64_t id, const unsigned char *oid,
+		       int where, uint32_t flags, uint32_t uid)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+		return rc;
+	if ((rc = cache_entry_update_txn(c, txn, id, oid, where, flags, uid, NULL))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
 	return cache_errno(mdb_txn_commit(txn));
-fail:
-	mdb_txn_abort(txn);
-	return rc;
 }
 
 struct unhide {

@@ -1,14 +1,21 @@
 /*
  * Keywords (cache.h): the flags a message has in every view that shares
  * them, kept by its blob id as lei keeps keywords per message.  The kw
- * table holds them ("oid -> uint32_t", absent for none); a change through
- * one view is written, in the same transaction, to the entries (and the
- * away records) of the other views that share, so a listing reads its
- * entries as before and needs no second lookup.
+ * table holds them ("oid -> uint32_t", absent for none), also once no
+ * view holds the message (a few bytes: a view that finds it again shows
+ * it as the user left it, as lei's store does).
  *
- * A cache made before the table gets it once, at the mount that opens it
- * (cache_kw_migrate): the union of what every view set, a flag set in any
- * view counting, written to every view's entries.
+ * A change through one view is a change of some flags, set or cleared:
+ * in the transaction that moves the view's own entry, exactly those bits
+ * are set or cleared in kw and in the entries (and the away records) of
+ * the other views that share, never the others, so a view that differs
+ * on another flag (a flagged hit of lei q -tt, a view that kept its own
+ * flags until now) loses nothing.  Listings read their entries as before.
+ *
+ * A cache made before the table gets it at the mount that opens it,
+ * marked pending in the meta table in that same transaction; the views
+ * fill it (cache_kw_migrate) once they know which views share: the union
+ * of what those views set, given to each of them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +23,9 @@
 
 #include "cache/cache-private.h"
 
-static int kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t *flags)
+static const char pending_key[] = "kw-pending";
+
+int cache_kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t *flags)
 {
 	MDB_val k = { CACHE_OID_LEN, (void *)oid }, d;
 	int rc;
@@ -29,16 +38,11 @@ static int kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t 
 		return 0;
 	if (rc)
 		return rc;
-	if (d.mv_size != sizeof(*flags))
-		return EIO;
-	memcpy(flags, d.mv_data, sizeof(*flags));
+	/* a damaged record counts as none: a search must not fail on it */
+	if (d.mv_size == sizeof(*flags))
+		memcpy(flags, d.mv_data, sizeof(*flags));
 	*flags &= CACHE_SHARED_FLAGS;
 	return 0;
-}
-
-int cache_kw_read(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t *flags)
-{
-	return kw_read(c, txn, oid, flags);
 }
 
 static int kw_write(cache_t *c, MDB_txn *txn, const unsigned char *oid, uint32_t flags)
@@ -60,16 +64,16 @@ int cache_kw_get(cache_t *c, const unsigned char *oid, uint32_t *flags)
 
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
 		return rc;
-	rc = kw_read(c, txn, oid, flags);
+	rc = cache_kw_read(c, txn, oid, flags);
 	mdb_txn_abort(txn);
 	return rc;
 }
 
-/* a view's entry of oid (and its away record) with the shared flags
- * `flags`: a message seen goes from new/ to cur/, as a client moves it;
- * *changed when something was written */
-static int share_one(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char *oid,
-		     uint32_t flags, int *changed)
+/* view id's entry of oid (or its away record): the bits `set` set and
+ * `clr` cleared; a message seen goes from new/ to cur/, as a client moves
+ * it (a hidden one comes back to cur/); *changed when its entry changed */
+static int share_delta(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char *oid,
+		       uint32_t set, uint32_t clr, int *changed)
 {
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(key), key }, d;
@@ -81,16 +85,20 @@ static int share_one(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char 
 	memcpy(key + 8, oid, CACHE_OID_LEN);
 	rc = cache_entry_read(c, txn, &k, &r);
 	if (!rc) {
-		uint32_t nf = (r.flags & ~CACHE_SHARED_FLAGS) | flags;
+		uint32_t nf = (r.flags | set) & ~clr;
 		int64_t delta[3] = { 0 };
+		int seen = (set & CACHE_FLAG_SEEN) != 0;
 
-		if (nf == r.flags && !(r.where == CACHE_NEW && (nf & CACHE_FLAG_SEEN)))
+		if (nf == r.flags && !(seen && (r.where == CACHE_NEW ||
+						(r.where == CACHE_HIDDEN && r.was == CACHE_NEW))))
 			return 0;
-		if (r.where == CACHE_NEW && (nf & CACHE_FLAG_SEEN)) {
+		if (seen && r.where == CACHE_NEW) {
 			delta[CACHE_NEW]--;
 			delta[CACHE_CUR]++;
 			r.where = CACHE_CUR;
 		}
+		if (seen && r.where == CACHE_HIDDEN && r.was == CACHE_NEW)
+			r.was = CACHE_CUR;
 		r.flags = nf;
 		d.mv_size = sizeof(r);
 		d.mv_data = &r;
@@ -109,8 +117,8 @@ static int share_one(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char 
 		struct away_rec a;
 
 		memcpy(&a, d.mv_data, sizeof(a));
-		a.flags = (a.flags & ~CACHE_SHARED_FLAGS) | flags;
-		if (a.where == CACHE_NEW && (a.flags & CACHE_FLAG_SEEN))
+		a.flags = (a.flags | set) & ~clr;
+		if ((set & CACHE_FLAG_SEEN) && a.where == CACHE_NEW)
 			a.where = CACHE_CUR;
 		d.mv_size = sizeof(a);
 		d.mv_data = &a;
@@ -119,26 +127,36 @@ static int share_one(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned char 
 	return rc;
 }
 
-int cache_kw_set(cache_t *c, const unsigned char *oid, uint32_t flags, const uint64_t *views,
-		 size_t nviews, uint64_t *changed, size_t *nchanged)
+int cache_entry_update_shared(cache_t *c, uint64_t id, const unsigned char *oid, int where,
+			      uint32_t flags, uint32_t uid, const uint64_t *views, size_t nviews,
+			      uint64_t *changed, size_t *nchanged)
 {
+	uint32_t old = 0, set, clr, kw;
 	MDB_txn *txn;
 	size_t i;
 	int rc, ch;
 
 	*nchanged = 0;
-	flags &= CACHE_SHARED_FLAGS;
-	if (!c->kw)
-		return EROFS;
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	if ((rc = kw_write(c, txn, oid, flags)))
+	if ((rc = cache_entry_update_txn(c, txn, id, oid, where, flags, uid, &old)))
 		goto fail;
-	for (i = 0; i < nviews; i++) {
-		if ((rc = share_one(c, txn, views[i], oid, flags, &ch)))
+	/* what this rename changed of the shared flags, and only that; a
+	 * hide changes none */
+	set = where == CACHE_HIDDEN ? 0 : flags & ~old & CACHE_SHARED_FLAGS;
+	clr = where == CACHE_HIDDEN ? 0 : old & ~flags & CACHE_SHARED_FLAGS;
+	if (c->kw && (set || clr)) {
+		if ((rc = cache_kw_read(c, txn, oid, &kw)) ||
+		    (rc = kw_write(c, txn, oid, (kw | set) & ~clr)))
 			goto fail;
-		if (ch)
-			changed[(*nchanged)++] = views[i];
+		for (i = 0; i < nviews; i++) {
+			if (views[i] == id)
+				continue;
+			if ((rc = share_delta(c, txn, views[i], oid, set, clr, &ch)))
+				goto fail;
+			if (ch && changed)
+				changed[(*nchanged)++] = views[i];
+		}
 	}
 	if ((rc = cache_errno(mdb_txn_commit(txn))))
 		*nchanged = 0;
@@ -149,14 +167,70 @@ fail:
 	return rc;
 }
 
-/* ---- the one migration of a cache from before the table ---- */
+/* ---- the one fill of the table for a cache from before it ---- */
+
+int cache_kw_mark_pending(cache_t *c, MDB_txn *txn)
+{
+	MDB_val k = { sizeof(pending_key) - 1, (void *)pending_key }, d = { 1, "1" };
+
+	return cache_errno(mdb_put(txn, c->meta, &k, &d, 0));
+}
+
+int cache_kw_pending(cache_t *c, int *pending)
+{
+	MDB_val k = { sizeof(pending_key) - 1, (void *)pending_key }, d;
+	MDB_txn *txn;
+	int rc;
+
+	*pending = 0;
+	if (!c->kw)
+		return 0;
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, MDB_RDONLY, &txn))))
+		return rc;
+	rc = cache_errno(mdb_get(txn, c->meta, &k, &d));
+	mdb_txn_abort(txn);
+	if (rc == ENOENT)
+		return 0;
+	*pending = !rc;
+	return rc;
+}
 
 struct fix {
 	unsigned char key[8 + CACHE_OID_LEN];
 };
 
-/* every entry's (or away record's) shared flags or'ed into kw */
-static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away)
+static int sharing(const uint64_t *views, size_t n, const void *key)
+{
+	const unsigned char *p = key;
+	uint64_t id = 0;
+	size_t i;
+
+	for (i = 0; i < 8; i++)
+		id = id << 8 | p[i];
+	for (i = 0; i < n; i++)
+		if (views[i] == id)
+			return 1;
+	return 0;
+}
+
+static uint32_t rec_flags(const MDB_val *d, int away)
+{
+	uint32_t f;
+
+	memcpy(&f, (const char *)d->mv_data + (away ? offsetof(struct away_rec, flags) :
+	       offsetof(struct entry_rec, flags)), sizeof(f));
+	return f;
+}
+
+static int is_rec(const MDB_val *k, const MDB_val *d, int away)
+{
+	return k->mv_size == 8 + CACHE_OID_LEN &&
+	       d->mv_size == (away ? sizeof(struct away_rec) : sizeof(struct entry_rec));
+}
+
+/* the shared flags of every record of a sharing view or'ed into kw */
+static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_t *views,
+		    size_t n)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
@@ -166,27 +240,14 @@ static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away)
 		return rc;
 	for (rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_FIRST)); !rc;
 	     rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
+		const unsigned char *oid = (const unsigned char *)k.mv_data + 8;
 		uint32_t f, have;
-		const unsigned char *oid;
 
-		if (k.mv_size != 8 + CACHE_OID_LEN ||
-		    d.mv_size != (away ? sizeof(struct away_rec) : sizeof(struct entry_rec)))
-			continue;       /* not one (a damaged record stays as it is) */
-		if (away) {
-			struct away_rec a;
-
-			memcpy(&a, d.mv_data, sizeof(a));
-			f = a.flags;
-		} else {
-			struct entry_rec r;
-
-			memcpy(&r, d.mv_data, sizeof(r));
-			f = r.flags;
-		}
-		if (!(f & CACHE_SHARED_FLAGS))
+		/* a damaged record stays as it is */
+		if (!is_rec(&k, &d, away) || !sharing(views, n, k.mv_data) ||
+		    !((f = rec_flags(&d, away)) & CACHE_SHARED_FLAGS))
 			continue;
-		oid = (const unsigned char *)k.mv_data + 8;
-		if ((rc = kw_read(c, txn, oid, &have)) ||
+		if ((rc = cache_kw_read(c, txn, oid, &have)) ||
 		    (rc = kw_write(c, txn, oid, have | f)))
 			break;
 	}
@@ -194,8 +255,10 @@ static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away)
 	return rc == ENOENT ? 0 : rc;
 }
 
-/* the keys of the records whose flags lack some of their message's */
-static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, struct fix **out, size_t *n)
+/* the keys of the sharing views' records that lack some of their
+ * message's flags */
+static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_t *views,
+		  size_t nv, struct fix **out, size_t *n)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
@@ -210,12 +273,10 @@ static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, struct fix **
 	     rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		uint32_t f, kw;
 
-		if (k.mv_size != 8 + CACHE_OID_LEN ||
-		    d.mv_size != (away ? sizeof(struct away_rec) : sizeof(struct entry_rec)))
+		if (!is_rec(&k, &d, away) || !sharing(views, nv, k.mv_data))
 			continue;
-		memcpy(&f, away ? (const char *)d.mv_data + offsetof(struct away_rec, flags) :
-		       (const char *)d.mv_data + offsetof(struct entry_rec, flags), sizeof(f));
-		if ((rc = kw_read(c, txn, (const unsigned char *)k.mv_data + 8, &kw)))
+		f = rec_flags(&d, away);
+		if ((rc = cache_kw_read(c, txn, (const unsigned char *)k.mv_data + 8, &kw)))
 			break;
 		if ((f | kw) == f)
 			continue;
@@ -241,18 +302,25 @@ static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, struct fix **
 	return rc;
 }
 
-int cache_kw_migrate(cache_t *c, MDB_txn *txn)
+int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews)
 {
+	MDB_val pk = { sizeof(pending_key) - 1, (void *)pending_key };
 	struct fix *fx = NULL;
+	MDB_txn *txn;
 	size_t n = 0, i;
 	int rc, away;
 
-	if ((rc = union_of(c, txn, c->entry, 0)) || (rc = union_of(c, txn, c->away, 1)))
+	if (!c->kw)
+		return EROFS;
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	/* then every view has them: written after each walk (a walk's
-	 * values point into pages a write may move) */
+	if ((rc = union_of(c, txn, c->entry, 0, views, nviews)) ||
+	    (rc = union_of(c, txn, c->away, 1, views, nviews)))
+		goto out;
+	/* then every sharing view has them: written after each walk (a
+	 * walk's values point into pages a write may move) */
 	for (away = 0; away < 2 && !rc; away++) {
-		if ((rc = behind(c, txn, away ? c->away : c->entry, away, &fx, &n)))
+		if ((rc = behind(c, txn, away ? c->away : c->entry, away, views, nviews, &fx, &n)))
 			break;
 		for (i = 0; i < n && !rc; i++) {
 			uint64_t id = 0;
@@ -261,21 +329,21 @@ int cache_kw_migrate(cache_t *c, MDB_txn *txn)
 
 			for (j = 0; j < 8; j++)
 				id = id << 8 | fx[i].key[j];
-			if (!(rc = kw_read(c, txn, fx[i].key + 8, &kw))) {
-				/* or'ed in: none of a view's flags is lost */
-				uint32_t mine = 0;
-				MDB_val k = { sizeof(fx[i].key), fx[i].key }, d;
-
-				if (!cache_errno(mdb_get(txn, away ? c->away : c->entry, &k, &d)))
-					memcpy(&mine, (const char *)d.mv_data + (away ?
-					       offsetof(struct away_rec, flags) :
-					       offsetof(struct entry_rec, flags)), sizeof(mine));
-				rc = share_one(c, txn, id, fx[i].key + 8,
-					       (mine & CACHE_SHARED_FLAGS) | kw, &ch);
-			}
+			if (!(rc = cache_kw_read(c, txn, fx[i].key + 8, &kw)))
+				rc = share_delta(c, txn, id, fx[i].key + 8, kw, 0, &ch);
 		}
 		free(fx);
 		fx = NULL;
 	}
-	return rc;
+	if (!rc) {
+		rc = cache_errno(mdb_del(txn, c->meta, &pk, NULL));
+		if (rc == ENOENT)
+			rc = 0;
+	}
+out:
+	if (rc) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	return cache_errno(mdb_txn_commit(txn));
 }

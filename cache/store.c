@@ -384,11 +384,11 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 			(rc = mdb_dbi_open(txn, "series", MDB_CREATE, &c->series)) ||
 			(rc = cache_imap_open(c, txn))))
 		goto fail;
-	/* the flags views share: a cache from before them gets the union of
-	 * its views' flags, once (keywords.c) */
+	/* the flags views share: a cache from before them is marked, for
+	 * the views to fill once they know which share (keywords.c) */
 	if (upgrade && (rc = mdb_dbi_open(txn, "kw", 0, &c->kw)) == MDB_NOTFOUND &&
 	    (!(rc = mdb_dbi_open(txn, "kw", MDB_CREATE, &c->kw))))
-		rc = cache_kw_migrate(c, txn);
+		rc = cache_kw_mark_pending(c, txn);
 	if (upgrade && rc)
 		goto fail;
 	if (older && upgrade && (rc = cache_migrate(c, txn, mwhy, sizeof(mwhy)))) {
@@ -504,11 +504,6 @@ int cache_ref(cache_t *c, MDB_txn *txn, const unsigned char *oid, int delta)
 		if (rc && rc != ENOENT)
 			return rc;
 		rc = cache_errno(mdb_del(txn, c->msg, &k, NULL));
-		if (rc && rc != ENOENT)
-			return rc;
-		/* and its shared flags: no view holds it (the record of a
-		 * view it left keeps what it had there) */
-		rc = c->kw ? cache_errno(mdb_del(txn, c->kw, &k, NULL)) : 0;
 		return rc == ENOENT ? 0 : rc;
 	} else {
 		n--;

@@ -51,39 +51,52 @@ static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, size_t *n, in
 
 /*
  * A client's rename: the entry's new place and flags; when the view
- * shares flags and the change is to a shared one (seen, flagged,
- * replied, trashed), the message's keywords and every other sharing
- * view's entry follow in one transaction (cache_kw_set).  Their listings
- * show it at their next look: the kernel is told nothing here, since
- * invalidating another view's directories from a handler could wait on
- * a handler of that view doing the same.  A hide stays the view's own.
+ * shares flags and the rename sets or clears a shared one (seen, flagged,
+ * replied, trashed), that change, and only it, goes to the message's
+ * keywords and every other sharing view's entry in the same transaction
+ * (cache_entry_update_shared).  Their listings show it at their next
+ * look: the kernel is told nothing here, since invalidating another
+ * view's directories from a handler could wait on a handler of that view
+ * doing the same.  A hide stays the view's own.
  */
 int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where,
 		   uint32_t flags, uint32_t uid)
 {
 	struct cache_entry e;
-	uint64_t *ids = NULL, *changed = NULL;
+	uint64_t *ids = NULL;
 	size_t n = 0, nchanged = 0;
-	int had, err, mine = 0;
+	int err, mine = 0;
 
-	had = !cache_entry_get(v->cache, vid, oid, &e);
-	if ((err = cache_entry_update(v->cache, vid, oid, where, flags, uid)))
+	if (cache_entry_get(v->cache, vid, oid, &e) || where == CACHE_HIDDEN ||
+	    !((e.flags ^ flags) & CACHE_SHARED_FLAGS))
+		return cache_entry_update(v->cache, vid, oid, where, flags, uid);
+	if ((err = sharing_views(v, vid, &ids, &n, &mine)))
 		return err;
-	if (!had || where == CACHE_HIDDEN || !((e.flags ^ flags) & CACHE_SHARED_FLAGS))
-		return 0;
-	if ((err = sharing_views(v, vid, &ids, &n, &mine)) || !mine)
-		goto out;
-	if (n && !(changed = calloc(n, sizeof(*changed)))) {
-		err = ENOMEM;
-		goto out;
-	}
-	err = cache_kw_set(v->cache, oid, flags, ids, n, changed, &nchanged);
-out:
-	if (err)        /* the view's own move stands: the rename did happen */
-		log_err("flags of a message not shared with other views: %s", strerror(err));
+	if (mine)
+		err = cache_entry_update_shared(v->cache, vid, oid, where, flags, uid, ids, n, NULL,
+						&nchanged);
+	else
+		err = cache_entry_update(v->cache, vid, oid, where, flags, uid);
 	free(ids);
-	free(changed);
-	return 0;
+	return err;
+}
+
+int view_kw_migrate(views_t *v)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	int err, pending = 0, mine;
+
+	if ((err = cache_kw_pending(v->cache, &pending)) || !pending)
+		return err;
+	/* the views that share: those whose settings do not say flags = view */
+	if ((err = sharing_views(v, 0, &ids, &n, &mine)))
+		return err;
+	err = cache_kw_migrate(v->cache, ids, n);
+	if (!err)
+		log_info("flags of %zu views shared: each message has what any of them set", n);
+	free(ids);
+	return err;
 }
 
 int views_file_create(views_t *v, uint64_t vid, const char *name, int excl, int trunc)

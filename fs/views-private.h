@@ -168,6 +168,10 @@ struct views {
 /* a subsystem view's likewise */
 #define SUBSYS_PREFIX "subsystems/"
 
+/* view-files.c: a cache from before shared flags gets the union of its
+ * sharing views' flags (cache_kw_migrate), once */
+int view_kw_migrate(views_t *v);
+
 /* view-subsys.c: the MAINTAINERS files of the mount, at open and close */
 int view_subsys_open(views_t *v);
 void view_subsys_close(views_t *v);

@@ -110,6 +110,10 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_cond_init(&v->refreshed, &ca);
 	pthread_cond_init(&v->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	/* not fatal: the cache stays pending, to be filled at the next mount */
+	if ((err = view_kw_migrate(v)))
+		log_err("cannot share the flags of the views of this cache yet: %s%s",
+			strerror(err), err == ENOSPC ? " (mount once with a larger -o map_size)" : "");
 	*out = v;
 	return 0;
 }

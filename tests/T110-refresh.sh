@@ -141,9 +141,11 @@ test_expect_success 'flags and deletes survive a remount' '
 	leifs_umount "$M" && leifs_mount "$M" $OPTS &&
 	ls "$V/cur" "$V/new" | sort >after && test_cmp before after && [ -e "$V/cur/$sub" ]
 '
-test_expect_success 'rmdir then mkdir starts fresh' '
+# hidden messages and the view's own flags go with it; seen, flagged,
+# replied and trashed are the message's (kept by blob id, as lei does)
+test_expect_success 'rmdir then mkdir starts fresh: nothing hidden, only shared flags' '
 	rmdir "$V" && mkdir "$V" && ls "$V/cur" >/dev/null &&
-	! ls "$V/cur" | grep -q ":2,.*[FS]" && [ -z "$(ls "$V/new")" ] &&
+	! ls "$V/cur" | grep -q ":2,.*[^FRST]" && [ -z "$(ls "$V/new")" ] &&
 	ls "$V/cur" | grep -q "${g%%:*}"
 '
 # a client that only stats the maildir (neomutt's mail_check) gets new

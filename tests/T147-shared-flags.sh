@@ -3,9 +3,10 @@
 # flagged, replied and trashed set through one view show in every other
 # view that holds the message at its next listing, a message seen
 # elsewhere leaves new/, and a message that comes back to a view comes
-# with the flags it has now.  Hidden messages, mbsync's ,U= tags and the
-# other flags stay each view's own; a view with flags = view keeps all of
-# its flags to itself.  (The union migration of an older cache is
+# with the flags it has now, also when no view held it meanwhile.  A
+# change is the bits it sets or clears, never a copy of a view's flags.
+# Hidden messages, mbsync's ,U= tags and the other flags stay each view's
+# own; a view with flags = view keeps all of its flags to itself.  (The union migration of an older cache is
 # test-tables'.)
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-gen.sh"
@@ -79,9 +80,25 @@ test_expect_success 'flags = view: the view'"'"'s flags are its own, both ways' 
 	mv "$A/cur/$N,U=5:2,FRST" "$A/cur/$N,U=5:2,F" &&
 	test_wait_for 5 "is_at \"$C\" $O cur/$N:2,F" && is_at "$D" $O "cur/$N:2,S"
 '
+test_expect_success 'a view back to flags = shared changes only what it changes' '
+	D="$M/queries/s:pcf8563 AND s:rtc" &&
+	last=$(sed -n "s/^last-refresh: //p" "$D/.status") && past_second "$last" &&
+	printf "[leifs]\n\tflags = shared\n" >"$D/.config" &&
+	test_wait_for 30 "! grep -qx \"last-refresh: $last\" \"$D/.status\" && grep -q \"^state: fresh\" \"$D/.status\"" &&
+	mv "$D/cur/$N:2,S" "$D/cur/$N:2,RS" &&
+	test_wait_for 5 "is_at \"$A\" $O cur/$N,U=5:2,FR && is_at \"$C\" $O cur/$N:2,FR"
+'
+test_expect_success 'a message no view holds any more keeps its flags for the next that finds it' '
+	Q="$M/queries/s:watchdog AND NOT s:rtc" && mkdir "$Q" && ls "$Q/cur" >/dev/null &&
+	q=$(ls "$Q/cur" | head -n 1) && P=$(oid_of "$q") && qb=$(base_of "$q") &&
+	qmid=$(grep -i -m1 "^message-id:" "$Q/cur/$q" | sed "s/^[^<]*<//; s/>.*//") &&
+	mv "$Q/cur/$q" "$Q/cur/$qb:2,FS" && rmdir "$Q" &&
+	mkdir "$M/threads/$qmid" && ls "$M/threads/$qmid/cur" >/dev/null &&
+	is_at "$M/threads/$qmid" $P "cur/$qb:2,FS"
+'
 test_expect_success 'shared flags survive a remount; a bad flags value is refused' '
 	leifs_umount "$M" && leifs_mount "$M" -o source=$PI_URL,cache=$TRASH/cache,refresh=3600 &&
-	is_at "$A" $O "cur/$N,U=5:2,F" && is_at "$C" $O "cur/$N:2,F" &&
+	is_at "$A" $O "cur/$N,U=5:2,FR" && is_at "$C" $O "cur/$N:2,FR" &&
 	! printf "[leifs]\n\tflags = some\n" >"$A/.config" 2>/dev/null &&
 	grep -q "bad value for .*flags (shared or view)" "$A/.status"
 '
