@@ -94,7 +94,7 @@ int view_kw_migrate(views_t *v)
 		return err;
 	err = cache_kw_migrate(v->cache, ids, n);
 	if (!err)
-		log_info("flags of %zu views shared: each message has what any of them set", n);
+		log_debug("flags of %zu views shared: each message has what any of them set", n);
 	free(ids);
 	return err;
 }
