@@ -340,7 +340,7 @@ static int put_item(cache_batch_t *b, MDB_txn *txn, const struct item *it)
 		if ((rc = cache_kw_read(b->c, txn, it->oid, &kw)))
 			return rc;
 		/* what it has now: a message back has it already (its record
-		 * followed the changes made meanwhile: cache_kw_set), a new
+		 * followed the changes made meanwhile: cache_entry_update_shared), a new
 		 * one keeps a flagged hit's F (lei q -tt) besides */
 		er.flags |= kw;
 		if (er.where == CACHE_NEW && (er.flags & CACHE_FLAG_SEEN))

@@ -386,21 +386,26 @@ uint64_t cache_version(cache_t *c);
 			    CACHE_FLAG_TRASHED)
 /* A message's shared flags (keywords.c): 0 when it has none. */
 int cache_kw_get(cache_t *c, const unsigned char *oid, uint32_t *flags);
-/* cache_entry_update of view id's entry and, in the same transaction, the
- * shared flags this changes (set or cleared; a hide changes none) in the
- * message's keywords and in the entry, or the record kept while it is out
- * of the view, of each of the `nviews` views (a message seen goes from
- * new/ to cur/; id itself among them is skipped).  `changed` (room for
- * nviews; may be NULL) gets the ids of the views whose entry changed.
- * With no keywords table (not opened by a mount) only id's entry moves. */
+/* A client's rename of view id's entry, from a name with flags `was` to
+ * one with `flags`: the flags that differ between the two names are set
+ * or cleared in the entry as it is now (a change another view made since
+ * the client read the name stays), it moves to `where` with name tag uid,
+ * and, in the same transaction, the shared ones among them are set or
+ * cleared in the message's keywords and in the entry, or the record kept
+ * while it is out of the view, of each of the `nviews` views (a message
+ * seen goes from new/ to cur/; id itself among them is skipped; none with
+ * nviews 0).  `changed` (room for nviews; may be NULL) gets the ids of
+ * the views whose entry changed.  With no keywords table (not opened by a
+ * mount) only id's entry moves.  ENOENT if the view does not have it. */
 int cache_entry_update_shared(cache_t *c, uint64_t id, const unsigned char *oid, int where,
-			      uint32_t flags, uint32_t uid, const uint64_t *views, size_t nviews,
-			      uint64_t *changed, size_t *nchanged);
+			      uint32_t was, uint32_t flags, uint32_t uid, const uint64_t *views,
+			      size_t nviews, uint64_t *changed, size_t *nchanged);
 /* A cache from before keywords: *pending until cache_kw_migrate has given
  * the `nviews` views that share the union of their flags (a flag set in
- * any of them counts), in one transaction. */
+ * any of them counts; of view i, the flags in count[i]: a flagged-hits
+ * view's F is the search's, not the user's), in one transaction. */
 int cache_kw_pending(cache_t *c, int *pending);
-int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews);
+int cache_kw_migrate(cache_t *c, const uint64_t *views, const uint32_t *count, size_t nviews);
 
 /* Maildir flags <-> bits: "DFPRST" and lowercase keywords a..z. */
 int cache_flags_parse(const char *s, uint32_t *out);  /* EINVAL on others */
@@ -452,7 +457,7 @@ int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid);
  * back to it with the state the user left it in, keeps its flags: the
  * user's state is never overwritten. */
 int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uint32_t flags);
-/* The view shares flags (cache_kw_set): a message that becomes an entry,
+/* The view shares flags (cache_entry_update_shared): a message that becomes an entry,
  * or comes back to the view, has the flags its message has now (a seen
  * one in cur/); off by default. */
 void cache_batch_share(cache_batch_t *b, int on);

@@ -120,6 +120,8 @@ static int share_delta(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned cha
 		a.flags = (a.flags | set) & ~clr;
 		if ((set & CACHE_FLAG_SEEN) && a.where == CACHE_NEW)
 			a.where = CACHE_CUR;
+		if ((set & CACHE_FLAG_SEEN) && a.where == CACHE_HIDDEN && a.was == CACHE_NEW)
+			a.was = CACHE_CUR;
 		d.mv_size = sizeof(a);
 		d.mv_data = &a;
 		rc = cache_errno(mdb_put(txn, c->away, &k, &d, 0));
@@ -128,24 +130,32 @@ static int share_delta(cache_t *c, MDB_txn *txn, uint64_t id, const unsigned cha
 }
 
 int cache_entry_update_shared(cache_t *c, uint64_t id, const unsigned char *oid, int where,
-			      uint32_t flags, uint32_t uid, const uint64_t *views, size_t nviews,
-			      uint64_t *changed, size_t *nchanged)
+			      uint32_t was, uint32_t flags, uint32_t uid, const uint64_t *views,
+			      size_t nviews, uint64_t *changed, size_t *nchanged)
 {
-	uint32_t old = 0, set, clr, kw;
+	unsigned char key[8 + CACHE_OID_LEN];
+	MDB_val k = { sizeof(key), key };
+	uint32_t nf, set, clr, kw, diff = was ^ flags;
+	struct entry_rec r;
 	MDB_txn *txn;
 	size_t i;
 	int rc, ch;
 
 	*nchanged = 0;
+	cache_key_id(key, id);
+	memcpy(key + 8, oid, CACHE_OID_LEN);
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	if ((rc = cache_entry_update_txn(c, txn, id, oid, where, flags, uid, &old)))
+	/* the client's change is what differs between its two names, made
+	 * to the entry as it is in this transaction */
+	if ((rc = cache_entry_read(c, txn, &k, &r)))
 		goto fail;
-	/* what this rename changed of the shared flags, and only that; a
-	 * hide changes none */
-	set = where == CACHE_HIDDEN ? 0 : flags & ~old & CACHE_SHARED_FLAGS;
-	clr = where == CACHE_HIDDEN ? 0 : old & ~flags & CACHE_SHARED_FLAGS;
-	if (c->kw && (set || clr)) {
+	nf = (r.flags & ~diff) | (flags & diff);
+	if ((rc = cache_entry_update_txn(c, txn, id, oid, where, nf, uid, NULL)))
+		goto fail;
+	set = where == CACHE_HIDDEN ? 0 : nf & ~r.flags & CACHE_SHARED_FLAGS;
+	clr = where == CACHE_HIDDEN ? 0 : r.flags & ~nf & CACHE_SHARED_FLAGS;
+	if (c->kw && (set || clr) && nviews) {
 		if ((rc = cache_kw_read(c, txn, oid, &kw)) ||
 		    (rc = kw_write(c, txn, oid, (kw | set) & ~clr)))
 			goto fail;
@@ -199,18 +209,34 @@ struct fix {
 	unsigned char key[8 + CACHE_OID_LEN];
 };
 
-static int sharing(const uint64_t *views, size_t n, const void *key)
+/* the views that share, sorted, each with the flags of it that count */
+struct share_set {
+	struct share_view {
+		uint64_t id;
+		uint32_t count;
+	} *v;
+	size_t n;
+};
+
+static int cmp_share(const void *a, const void *b)
+{
+	const struct share_view *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* the flags of the view a record's key names that count; 0: none (it
+ * does not share) */
+static uint32_t sharing(const struct share_set *ss, const void *key)
 {
 	const unsigned char *p = key;
-	uint64_t id = 0;
+	struct share_view want = { 0, 0 }, *hit;
 	size_t i;
 
 	for (i = 0; i < 8; i++)
-		id = id << 8 | p[i];
-	for (i = 0; i < n; i++)
-		if (views[i] == id)
-			return 1;
-	return 0;
+		want.id = want.id << 8 | p[i];
+	hit = ss->n ? bsearch(&want, ss->v, ss->n, sizeof(*ss->v), cmp_share) : NULL;
+	return hit ? hit->count | 0x80000000u : 0;
 }
 
 static uint32_t rec_flags(const MDB_val *d, int away)
@@ -229,8 +255,7 @@ static int is_rec(const MDB_val *k, const MDB_val *d, int away)
 }
 
 /* the shared flags of every record of a sharing view or'ed into kw */
-static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_t *views,
-		    size_t n)
+static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const struct share_set *ss)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
@@ -241,11 +266,11 @@ static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint6
 	for (rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_FIRST)); !rc;
 	     rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		const unsigned char *oid = (const unsigned char *)k.mv_data + 8;
-		uint32_t f, have;
+		uint32_t f, have, count;
 
 		/* a damaged record stays as it is */
-		if (!is_rec(&k, &d, away) || !sharing(views, n, k.mv_data) ||
-		    !((f = rec_flags(&d, away)) & CACHE_SHARED_FLAGS))
+		if (!is_rec(&k, &d, away) || !(count = sharing(ss, k.mv_data)) ||
+		    !((f = rec_flags(&d, away) & count) & CACHE_SHARED_FLAGS))
 			continue;
 		if ((rc = cache_kw_read(c, txn, oid, &have)) ||
 		    (rc = kw_write(c, txn, oid, have | f)))
@@ -257,8 +282,8 @@ static int union_of(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint6
 
 /* the keys of the sharing views' records that lack some of their
  * message's flags */
-static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_t *views,
-		  size_t nv, struct fix **out, size_t *n)
+static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const struct share_set *ss,
+		  struct fix **out, size_t *n)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
@@ -273,7 +298,7 @@ static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_
 	     rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT))) {
 		uint32_t f, kw;
 
-		if (!is_rec(&k, &d, away) || !sharing(views, nv, k.mv_data))
+		if (!is_rec(&k, &d, away) || !sharing(ss, k.mv_data))
 			continue;
 		f = rec_flags(&d, away);
 		if ((rc = cache_kw_read(c, txn, (const unsigned char *)k.mv_data + 8, &kw)))
@@ -302,9 +327,10 @@ static int behind(cache_t *c, MDB_txn *txn, MDB_dbi dbi, int away, const uint64_
 	return rc;
 }
 
-int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews)
+int cache_kw_migrate(cache_t *c, const uint64_t *views, const uint32_t *count, size_t nviews)
 {
 	MDB_val pk = { sizeof(pending_key) - 1, (void *)pending_key };
+	struct share_set ss = { NULL, nviews };
 	struct fix *fx = NULL;
 	MDB_txn *txn;
 	size_t n = 0, i;
@@ -312,15 +338,25 @@ int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews)
 
 	if (!c->kw)
 		return EROFS;
-	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
+	if (nviews && !(ss.v = calloc(nviews, sizeof(*ss.v))))
+		return ENOMEM;
+	for (i = 0; i < nviews; i++) {
+		ss.v[i].id = views[i];
+		ss.v[i].count = count ? count[i] : CACHE_SHARED_FLAGS;
+	}
+	if (nviews)
+		qsort(ss.v, nviews, sizeof(*ss.v), cmp_share);
+	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn)))) {
+		free(ss.v);
 		return rc;
-	if ((rc = union_of(c, txn, c->entry, 0, views, nviews)) ||
-	    (rc = union_of(c, txn, c->away, 1, views, nviews)))
+	}
+	if ((rc = union_of(c, txn, c->entry, 0, &ss)) ||
+	    (rc = union_of(c, txn, c->away, 1, &ss)))
 		goto out;
 	/* then every sharing view has them: written after each walk (a
 	 * walk's values point into pages a write may move) */
 	for (away = 0; away < 2 && !rc; away++) {
-		if ((rc = behind(c, txn, away ? c->away : c->entry, away, views, nviews, &fx, &n)))
+		if ((rc = behind(c, txn, away ? c->away : c->entry, away, &ss, &fx, &n)))
 			break;
 		for (i = 0; i < n && !rc; i++) {
 			uint64_t id = 0;
@@ -341,6 +377,7 @@ int cache_kw_migrate(cache_t *c, const uint64_t *views, size_t nviews)
 			rc = 0;
 	}
 out:
+	free(ss.v);
 	if (rc) {
 		mdb_txn_abort(txn);
 		return rc;

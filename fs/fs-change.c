@@ -60,7 +60,7 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = p->kind == N_QUERIES || p->kind == N_THREADS || p->kind == N_SUBSYS || p->kind == N_VIEW ?
 		      EPERM : EROFS;
 	} else if (!(err = fs_find_msg(fs_views(req), p, name, &e))) {
-		err = views_msg_move(fs_views(req), p->vid, e.oid, CACHE_HIDDEN, e.flags,
+		err = views_msg_move(fs_views(req), p->vid, e.oid, CACHE_HIDDEN, e.flags, e.flags,
 				     e.uid);
 	}
 	node_put(p);
@@ -167,7 +167,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 			return EEXIST;
 	}
 	return views_msg_move(v, p->vid, e.oid, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
-			      to.flags, to.uid);
+			      from.flags, to.flags, to.uid);
 }
 
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -31,7 +31,7 @@ struct settings {
 	int own_flags;          /* flags = view: its flags are its own; else
 				 * (flags = shared, the default) a message's
 				 * seen, flagged, replied and trashed are the
-				 * same in every sharing view (cache_kw_set) */
+				 * same in every sharing view (cache_entry_update_shared) */
 };
 
 /* `def` with the keys of `text` (a view's .config) over it, into `out`. */

@@ -13,20 +13,30 @@
 #include "fs/log.h"
 #include "fs/views-private.h"
 
-/* the ids of the views that share flags, view `but` left out (malloc'd);
- * *mine: whether `but` shares them */
-static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, size_t *n, int *mine)
+/* the ids of the views that share flags, view `but` left out (malloc'd),
+ * and of each the flags that count for the one fill of an older cache
+ * (`count`, may be NULL: a flagged-hits view's F is the search's);
+ * *mine: whether `but` shares them; *all: how many views there are */
+static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, uint32_t **count, size_t *n,
+			 int *mine, size_t *all)
 {
 	struct names ns = { 0 };
 	size_t i;
 	int err;
 
 	*ids = NULL;
+	if (count)
+		*count = NULL;
 	*n = 0;
 	*mine = 0;
 	if ((err = views_names(v, &ns)))
 		return err;
-	if (ns.n && !(*ids = calloc(ns.n, sizeof(**ids)))) {
+	if (all)
+		*all = ns.n;
+	if (ns.n && (!(*ids = calloc(ns.n, sizeof(**ids))) ||
+		     (count && !(*count = calloc(ns.n, sizeof(**count)))))) {
+		free(*ids);
+		*ids = NULL;
 		names_free(&ns);
 		return ENOMEM;
 	}
@@ -37,10 +47,15 @@ static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, size_t *n, in
 		if (cache_view_get(v->cache, ns.name[i], &cv))
 			continue;       /* removed meanwhile */
 		if (!view_settings(v, &cv, &set)) {
-			if (cv.id == but)
+			if (cv.id == but) {
 				*mine = !set.own_flags;
-			else if (!set.own_flags)
+			} else if (!set.own_flags) {
+				if (count)
+					(*count)[*n] = set.threads == THREADS_FLAG_HITS ?
+						       CACHE_SHARED_FLAGS & ~CACHE_FLAG_FLAGGED :
+						       CACHE_SHARED_FLAGS;
 				(*ids)[(*n)++] = cv.id;
+			}
 			settings_free(&set);
 		}
 		cache_view_release(&cv);
@@ -50,33 +65,32 @@ static int sharing_views(views_t *v, uint64_t but, uint64_t **ids, size_t *n, in
 }
 
 /*
- * A client's rename: the entry's new place and flags; when the view
- * shares flags and the rename sets or clears a shared one (seen, flagged,
- * replied, trashed), that change, and only it, goes to the message's
- * keywords and every other sharing view's entry in the same transaction
+ * A client's rename: the flags that differ between the message's old name
+ * and its new one are what changes (a change another view made since the
+ * client read the name stays); when the view shares flags and a shared one
+ * (seen, flagged, replied, trashed) is among them, the message's keywords
+ * and every other sharing view's entry follow, all in one transaction
  * (cache_entry_update_shared).  Their listings show it at their next
  * look: the kernel is told nothing here, since invalidating another
  * view's directories from a handler could wait on a handler of that view
  * doing the same.  A hide stays the view's own.
  */
 int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where,
-		   uint32_t flags, uint32_t uid)
+		   uint32_t was, uint32_t flags, uint32_t uid)
 {
-	struct cache_entry e;
 	uint64_t *ids = NULL;
 	size_t n = 0, nchanged = 0;
 	int err, mine = 0;
 
-	if (cache_entry_get(v->cache, vid, oid, &e) || where == CACHE_HIDDEN ||
-	    !((e.flags ^ flags) & CACHE_SHARED_FLAGS))
+	if (where == CACHE_HIDDEN)
 		return cache_entry_update(v->cache, vid, oid, where, flags, uid);
-	if ((err = sharing_views(v, vid, &ids, &n, &mine)))
+	if (!((was ^ flags) & CACHE_SHARED_FLAGS))
+		return cache_entry_update_shared(v->cache, vid, oid, where, was, flags, uid, NULL, 0,
+						 NULL, &nchanged);
+	if ((err = sharing_views(v, vid, &ids, NULL, &n, &mine, NULL)))
 		return err;
-	if (mine)
-		err = cache_entry_update_shared(v->cache, vid, oid, where, flags, uid, ids, n, NULL,
-						&nchanged);
-	else
-		err = cache_entry_update(v->cache, vid, oid, where, flags, uid);
+	err = cache_entry_update_shared(v->cache, vid, oid, where, was, flags, uid, ids,
+					mine ? n : 0, NULL, &nchanged);
 	free(ids);
 	return err;
 }
@@ -84,18 +98,25 @@ int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where
 int view_kw_migrate(views_t *v)
 {
 	uint64_t *ids = NULL;
-	size_t n = 0;
+	uint32_t *count = NULL;
+	size_t n = 0, all = 0;
 	int err, pending = 0, mine;
 
 	if ((err = cache_kw_pending(v->cache, &pending)) || !pending)
 		return err;
 	/* the views that share: those whose settings do not say flags = view */
-	if ((err = sharing_views(v, 0, &ids, &n, &mine)))
+	if ((err = sharing_views(v, 0, &ids, &count, &n, &mine, &all)))
 		return err;
-	err = cache_kw_migrate(v->cache, ids, n);
-	if (!err)
-		log_debug("flags of %zu views shared: each message has what any of them set", n);
+	/* none shares now (a mount with -o flags=view): the fill waits for
+	 * one that has views sharing, unless there is no view at all */
+	if (n || !all) {
+		err = cache_kw_migrate(v->cache, ids, count, n);
+		if (!err)
+			log_debug("flags of %zu views shared: each message has what any of them set",
+				  n);
+	}
 	free(ids);
+	free(count);
 	return err;
 }
 

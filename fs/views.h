@@ -164,9 +164,11 @@ void views_mkdir_in_view(views_t *v, const char *view, const char *name);
 int views_rename(views_t *v, const char *from, const char *to);
 /* view-files.c: a user's writes in view `vid`, each one cache transaction
  * (cache.h says what each answers).  A message moved (to CACHE_CUR or
- * CACHE_NEW, with new flags and name tag) or unlinked (CACHE_HIDDEN): */
+ * CACHE_NEW, from a name with flags `was` to one with `flags` and name
+ * tag uid: the flags that differ between the names are what changes, so
+ * a change another view made meanwhile stays) or unlinked (CACHE_HIDDEN): */
 int views_msg_move(views_t *v, uint64_t vid, const unsigned char *oid, int where,
-		   uint32_t flags, uint32_t uid);
+		   uint32_t was, uint32_t flags, uint32_t uid);
 /* a client file of the view: made (EEXIST if there and excl; emptied if
  * trunc), written, cut, removed, renamed (replacing `to`) */
 int views_file_create(views_t *v, uint64_t vid, const char *name, int excl, int trunc);

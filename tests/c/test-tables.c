@@ -504,6 +504,7 @@ static void test_kw_migration(void)
 	struct cache_entry e;
 	unsigned char oid1[CACHE_OID_LEN], oid2[CACHE_OID_LEN];
 	uint64_t ids[3], changed[3];
+	uint32_t counts[3];
 	uint32_t fs, r, kw, t;
 	cache_batch_t *b;
 	MDB_env *env;
@@ -531,7 +532,8 @@ static void test_kw_migration(void)
 	      cache_batch_flush(b) == 0);
 	cache_batch_free(b);
 	CHECK(cache_batch_new(c, v3.id, v3.epoch, 0, 0, 0, CACHE_DEDUPE_CONTENT, &b) == 0);
-	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_flush(b) == 0);
+	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_add_stored(b, oid2) == 0 &&
+	      cache_batch_flush(b) == 0);
 	cache_batch_free(b);
 	/* v5 will keep its flags its own (flags = view) */
 	CHECK(cache_view_create(c, "v5", "q", &v5) == 0);
@@ -543,6 +545,9 @@ static void test_kw_migration(void)
 	/* what each view's user did before flags were shared */
 	CHECK(cache_entry_update(c, v1.id, oid1, CACHE_CUR, fs, 0) == 0);
 	CHECK(cache_entry_update(c, v2.id, oid2, CACHE_NEW, r, 7) == 0);
+	/* v3 flags hits (threads = flag-hits): its F is the search's */
+	CHECK(cache_flags_parse("F", &kw) == 0);
+	CHECK(cache_entry_update(c, v3.id, oid2, CACHE_NEW, kw, 0) == 0);
 	cache_close(c);
 	CHECK(raw_open(dir, "kw", &env, &txn, &dbi) == 0);
 	CHECK(mdb_drop(txn, dbi, 1) == 0 && mdb_txn_commit(txn) == 0);
@@ -554,13 +559,17 @@ static void test_kw_migration(void)
 	ids[0] = v1.id;
 	ids[1] = v2.id;
 	ids[2] = v3.id;
-	CHECK(cache_kw_migrate(c, ids, 3) == 0);
+	counts[0] = counts[1] = CACHE_SHARED_FLAGS;
+	counts[2] = CACHE_SHARED_FLAGS & ~CACHE_FLAG_FLAGGED;
+	CHECK(cache_kw_migrate(c, ids, counts, 3) == 0);
 	CHECK(cache_kw_pending(c, &n) == 0 && n == 0);
 	CHECK(cache_kw_get(c, oid1, &kw) == 0 && kw == fs);
 	CHECK(cache_kw_get(c, oid2, &kw) == 0 && kw == r);
 	CHECK(cache_entry_get(c, v2.id, oid1, &e) == 0 && e.flags == fs && e.where == CACHE_CUR);
 	CHECK(cache_entry_get(c, v3.id, oid1, &e) == 0 && e.flags == fs && e.where == CACHE_CUR);
 	CHECK(cache_entry_get(c, v1.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_CUR);
+	CHECK(cache_flags_parse("FR", &kw) == 0);
+	CHECK(cache_entry_get(c, v3.id, oid2, &e) == 0 && e.flags == kw);
 	/* replied is no reason to leave new/; the name tag stays the view's */
 	CHECK(cache_entry_get(c, v2.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_NEW &&
 	      e.uid == 7);
@@ -574,7 +583,7 @@ static void test_kw_migration(void)
 	CHECK(cache_flags_parse("RS", &kw) == 0);
 	CHECK(cache_entry_update(c, v2.id, oid1, CACHE_CUR, fs | kw, 0) == 0);
 	CHECK(cache_flags_parse("DS", &kw) == 0);
-	CHECK(cache_entry_update_shared(c, v1.id, oid1, CACHE_CUR, kw, 0, ids, 3, changed,
+	CHECK(cache_entry_update_shared(c, v1.id, oid1, CACHE_CUR, fs, kw, 0, ids, 3, changed,
 					&nch) == 0 && nch == 2);
 	CHECK(cache_flags_parse("RS", &kw) == 0);
 	CHECK(cache_entry_get(c, v2.id, oid1, &e) == 0 && e.flags == kw);
@@ -584,8 +593,19 @@ static void test_kw_migration(void)
 	CHECK(cache_entry_get(c, v5.id, oid1, &e) == 0 && e.flags == t);
 	/* a rename that changes no shared flag changes no other view */
 	CHECK(cache_flags_parse("DS", &fs) == 0);
-	CHECK(cache_entry_update_shared(c, v1.id, oid1, CACHE_CUR, fs, 3, ids, 3, changed,
+	CHECK(cache_entry_update_shared(c, v1.id, oid1, CACHE_CUR, fs, fs, 3, ids, 3, changed,
 					&nch) == 0 && nch == 0);
+	/* a client renaming from a name older than a change another view made
+	 * (R came meanwhile): its change (F) is made, R stays */
+	CHECK(cache_flags_parse("DRS", &kw) == 0);
+	CHECK(cache_entry_update(c, v1.id, oid1, CACHE_CUR, kw, 3) == 0);
+	CHECK(cache_flags_parse("DFS", &kw) == 0);
+	CHECK(cache_entry_update_shared(c, v1.id, oid1, CACHE_CUR, fs, kw, 3, ids, 3, changed,
+					&nch) == 0);
+	CHECK(cache_flags_parse("DFRS", &kw) == 0);
+	CHECK(cache_entry_get(c, v1.id, oid1, &e) == 0 && e.flags == kw && e.uid == 3);
+	CHECK(cache_flags_parse("FRS", &kw) == 0);
+	CHECK(cache_entry_get(c, v2.id, oid1, &e) == 0 && e.flags == kw);
 	CHECK(check_clean(c));
 	/* a view that shares gets the message as it is; one that does not, bare */
 	CHECK(cache_view_create(c, "v4", "q", &v4) == 0);
@@ -594,6 +614,7 @@ static void test_kw_migration(void)
 	CHECK(cache_batch_add_stored(b, oid1) == 0 && cache_batch_add_stored(b, oid2) == 0 &&
 	      cache_batch_flush(b) == 0);
 	cache_batch_free(b);
+	CHECK(cache_flags_parse("FS", &kw) == 0);
 	CHECK(cache_entry_get(c, v4.id, oid1, &e) == 0 && e.flags == kw && e.where == CACHE_CUR);
 	CHECK(cache_entry_get(c, v4.id, oid2, &e) == 0 && e.flags == r && e.where == CACHE_NEW);
 	CHECK(check_clean(c));
