@@ -96,8 +96,13 @@ test_expect_success 'a message no view holds any more keeps its flags for the ne
 	mkdir "$M/threads/$qmid" && ls "$M/threads/$qmid/cur" >/dev/null &&
 	is_at "$M/threads/$qmid" $P "cur/$qb:2,FS"
 '
+test_expect_success 'a message hidden meanwhile comes back with the flags it has now' '
+	echo all >"$B/.unhide" && is_at "$B" $O "cur/$N:2,FR"
+'
 test_expect_success 'shared flags survive a remount; a bad flags value is refused' '
-	leifs_umount "$M" && leifs_mount "$M" -o source=$PI_URL,cache=$TRASH/cache,refresh=3600 &&
+	leifs_umount "$M" && "$LEIFS" --check "$TRASH/cache" >check.out &&
+	grep -q " 0 wrong counts, 0 bad records, 0 views with wrong counters" check.out &&
+	leifs_mount "$M" -o source=$PI_URL,cache=$TRASH/cache,refresh=3600 &&
 	is_at "$A" $O "cur/$N,U=5:2,FR" && is_at "$C" $O "cur/$N:2,FR" &&
 	! printf "[leifs]\n\tflags = some\n" >"$A/.config" 2>/dev/null &&
 	grep -q "bad value for .*flags (shared or view)" "$A/.status"
