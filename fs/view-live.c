@@ -220,3 +220,19 @@ int views_thread_mid(const char *key, char **mid)
 	*mid = NULL;
 	return name ? query_name_decode(name, mid, &why) : EINVAL;
 }
+
+int view_prefixed_key(const char *prefix, const char *decoded, char **key)
+{
+	char *canon = NULL;
+	int err;
+
+	*key = NULL;
+	if ((err = query_name_encode(decoded, &canon)))
+		return err;
+	if (asprintf(key, "%s%s", prefix, canon) < 0) {
+		*key = NULL;
+		err = ENOMEM;
+	}
+	free(canon);
+	return err;
+}

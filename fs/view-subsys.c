@@ -277,7 +277,7 @@ const char *views_subsys_name(const char *key)
 /* the title a name under subsystems/ stands for, and its view's key */
 static int subsys_key(const char *name, char **key, char **title, const char **why)
 {
-	char *t = NULL, *canon = NULL;
+	char *t = NULL;
 	int err;
 
 	*key = NULL;
@@ -285,14 +285,8 @@ static int subsys_key(const char *name, char **key, char **title, const char **w
 		*why = "names starting with '.' are reserved";
 		return EINVAL;
 	}
-	if ((err = query_name_decode(name, &t, why)) || (err = query_name_encode(t, &canon)))
-		goto out;
-	if (asprintf(key, SUBSYS_PREFIX "%s", canon) < 0) {
-		*key = NULL;
-		err = ENOMEM;
-	}
-out:
-	free(canon);
+	if (!(err = query_name_decode(name, &t, why)))
+		err = view_prefixed_key(SUBSYS_PREFIX, t, key);
 	if (!err && title)
 		*title = t;
 	else

@@ -151,19 +151,13 @@ static int name_mid(const char *name, char **mid, const char **why)
 /* the key of the view a name under threads/ stands for, and its id */
 static int thread_key(const char *name, char **key, char **mid, const char **why)
 {
-	char *m = NULL, *canon = NULL;
+	char *m = NULL;
 	int err;
 
 	*key = NULL;
 	/* canonical: "<a%2Fb>" and "a%2Fb" are one view, named "a%2Fb" */
-	if ((err = name_mid(name, &m, why)) || (err = query_name_encode(m, &canon)))
-		goto out;
-	if (asprintf(key, THREAD_PREFIX "%s", canon) < 0) {
-		*key = NULL;
-		err = ENOMEM;
-	}
-out:
-	free(canon);
+	if (!(err = name_mid(name, &m, why)))
+		err = view_prefixed_key(THREAD_PREFIX, m, key);
 	if (!err && mid)
 		*mid = m;
 	else

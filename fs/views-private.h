@@ -167,6 +167,9 @@ struct views {
 #define THREAD_PREFIX "threads/"
 /* a subsystem view's likewise */
 #define SUBSYS_PREFIX "subsystems/"
+/* the record name of a thread or subsystem view: the prefix, then the
+ * decoded name written as a queries/ name is (its canonical form) */
+int view_prefixed_key(const char *prefix, const char *decoded, char **key);
 
 /* view-files.c: a cache from before shared flags gets the union of its
  * sharing views' flags (cache_kw_migrate), once */
