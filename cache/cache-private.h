@@ -225,6 +225,8 @@ int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id);
 int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 		       int64_t created, const char *pos, size_t plen);
 int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec);
+/* the record of `spec` in the caller's txn, copied out; ENOENT if none */
+int cache_source_get_txn(cache_t *c, MDB_txn *txn, const char *spec, struct cache_source *out);
 /* imap.c, inside the caller's txn: drop view id's delivery records */
 int cache_imap_drop_view(cache_t *c, MDB_txn *txn, uint64_t id);
 /* imap.c, inside cache_open's write txn, before it writes: notes the id

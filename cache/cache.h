@@ -175,6 +175,8 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 		      struct cache_view *out);
 /* Look up a view by name; ENOENT if there is none. */
 int cache_view_get(cache_t *c, const char *name, struct cache_view *out);
+/* The same by id (its name may have changed meanwhile: a rename). */
+int cache_view_get_id(cache_t *c, uint64_t id, struct cache_view *out);
 /* Call fn for each view in name order; a non-zero return stops and is
  * returned.  `v` is valid only during the call. */
 int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v),
@@ -369,6 +371,18 @@ int cache_source_remove(cache_t *c, const char *spec);
  * returned.  `s` is valid only during the call. */
 int cache_source_each(cache_t *c, int (*fn)(void *arg, const struct cache_source *s),
 		      void *arg);
+
+/* A view's holder (holder.c): the messages its series fetched beyond the
+ * view (the rest of a thread it holds part of), as entries under a source
+ * record of spec "series:<view>", gone with the view.  Get it (ENOENT if
+ * none), or with `make` make it, ENOENT once the view is removed; fill it
+ * with cache_batch_new_source and read it with cache_entry_each(s.id);
+ * forget n of its messages (those of threads the view no longer has) in
+ * one transaction. */
+void cache_holder_spec(uint64_t view, char out[40]);
+int cache_holder_get(cache_t *c, uint64_t view, int make, struct cache_source *out);
+int cache_holder_forget(cache_t *c, const struct cache_source *s, const unsigned char *oids,
+			size_t n);
 
 /* A number that changes with every write to the cache (LMDB's last
  * transaction id): directories use it to tell the kernel their listing

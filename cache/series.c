@@ -509,7 +509,7 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 	GString *am = g_string_new(NULL), *info = g_string_new(NULL), *missing = g_string_new(NULL);
 	struct lmsg *top = NULL;
 	char *base = NULL;
-	unsigned added = 0, have = 0;
+	unsigned added = 0, have = 0, lacks = 0;
 	GHashTableIter it;
 	gpointer k, v;
 	size_t i;
@@ -532,6 +532,7 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 
 		if (!p) {
 			g_string_append_printf(missing, missing->len ? " %u" : "%u", j);
+			lacks++;
 			continue;
 		}
 		have++;
@@ -545,6 +546,7 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 		top = s->patches->pdata[j];
 	memset(r, 0, sizeof(*r));
 	r->revision = revision;
+	r->missing = lacks;
 	r->name = slug(s);
 	r->msgid = g_strdup(top && top->msgid ? top->msgid : "");
 	/* the series' subject and change-id, for older:/newer:, from the cover

@@ -42,6 +42,7 @@ struct series_rev {
 	char *cover;            /* the .cover, NULL when there is no cover */
 	size_t coverlen;
 	char *info;             /* its own lines of `info` ("key: value\n"...) */
+	unsigned missing;       /* how many of its patches the thread lacks */
 };
 
 /* A message's Message-ID (ids[0], "" when it has none) and the ids it

@@ -76,8 +76,7 @@ int cache_source_store(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id,
 	return 0;
 }
 
-/* the record of spec in txn, copied out */
-static int get_txn(cache_t *c, MDB_txn *txn, const char *spec, struct cache_source *out)
+int cache_source_get_txn(cache_t *c, MDB_txn *txn, const char *spec, struct cache_source *out)
 {
 	MDB_val k, d;
 	int rc;
@@ -92,7 +91,7 @@ static int get_txn(cache_t *c, MDB_txn *txn, const char *spec, struct cache_sour
 int cache_source_alive(cache_t *c, MDB_txn *txn, const char *spec, uint64_t id)
 {
 	struct cache_source s;
-	int err = get_txn(c, txn, spec, &s);
+	int err = cache_source_get_txn(c, txn, spec, &s);
 
 	if (err)
 		return err;
@@ -108,7 +107,7 @@ int cache_source_drop(cache_t *c, MDB_txn *txn, const char *spec)
 	MDB_val k;
 	int rc;
 
-	if ((rc = get_txn(c, txn, spec, &s)))
+	if ((rc = cache_source_get_txn(c, txn, spec, &s)))
 		return rc == ENOENT ? 0 : rc;
 	if (!(rc = cache_entries_drop(c, txn, s.id)) && !(rc = spec_key(spec, &k)))
 		rc = cache_errno(mdb_del(txn, c->sources, &k, NULL));
@@ -123,7 +122,7 @@ int cache_source_get(cache_t *c, const char *spec, struct cache_source *out)
 
 	if ((rc = cache_rd_begin(c, &txn)))
 		return rc;
-	err = get_txn(c, txn, spec, out);
+	err = cache_source_get_txn(c, txn, spec, out);
 	cache_rd_end(txn);
 	return err;
 }
@@ -139,13 +138,13 @@ int cache_source_add(cache_t *c, const char *spec, struct cache_source *out)
 		return err;
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	err = get_txn(c, txn, spec, out);
+	err = cache_source_get_txn(c, txn, spec, out);
 	if (err == ENOENT) {
 		if ((rc = cache_next_id(c, txn, &id)) ||
 		    (rc = cache_source_store(c, txn, spec, id, time(NULL), "", 0)))
 			err = rc;
 		else
-			err = get_txn(c, txn, spec, out);
+			err = cache_source_get_txn(c, txn, spec, out);
 		if (!err) {
 			if ((err = cache_errno(mdb_txn_commit(txn))))
 				cache_source_release(out);
@@ -168,7 +167,7 @@ int cache_source_set_position(cache_t *c, const char *spec, uint64_t id, const c
 
 	if ((rc = cache_errno(mdb_txn_begin(c->env, NULL, 0, &txn))))
 		return rc;
-	if (!(err = get_txn(c, txn, spec, &s))) {
+	if (!(err = cache_source_get_txn(c, txn, spec, &s))) {
 		if (s.id != id)
 			err = ENOENT;   /* removed meanwhile: its import counts for nothing */
 		else

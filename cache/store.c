@@ -562,3 +562,28 @@ int cache_walk_prefix(cache_t *c, MDB_txn *txn, MDB_dbi dbi, uint64_t id,
 	return rc == ENOENT || rc == EINVAL ? 0 : rc;
 }
 
+
+int cache_view_get_id(cache_t *c, uint64_t id, struct cache_view *out)
+{
+	unsigned char key[8];
+	MDB_val k = { sizeof(key), key }, d, nd;
+	MDB_txn *txn;
+	int rc, err = ENOENT;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = cache_rd_begin(c, &txn)))
+		return rc;
+	cache_key_id(key, id);
+	if (!(rc = cache_errno(mdb_get(txn, c->ids, &k, &d))) &&
+	    !(rc = cache_errno(mdb_get(txn, c->view, &d, &nd))) &&
+	    !(err = cache_view_decode(&d, &nd, out)) && out->id != id) {
+		cache_view_release(out);
+		err = ENOENT;
+	}
+	if (rc && rc != ENOENT)
+		err = rc;
+	else if (err == ENOENT)         /* a stale ids record: the walk */
+		err = find_view_by_id(c, txn, id, out);
+	cache_rd_end(txn);
+	return err;
+}

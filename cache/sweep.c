@@ -330,6 +330,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	unsigned char idkey[8];
 	MDB_val k = { strlen(name), (void *)name }, d, ik = { sizeof(idkey), idkey };
 	struct view_rec r;
+	char holder[40];
 	MDB_txn *txn;
 	int rc;
 
@@ -343,6 +344,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	}
 	memcpy(&r, d.mv_data, sizeof(r));
 	cache_key_id(idkey, r.id);
+	cache_holder_spec(r.id, holder);
 	if ((rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
 	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
@@ -351,6 +353,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, cache_walk_drop, NULL)) ||
 	    (rc = cache_walk_prefix(c, txn, c->away, r.id, cache_walk_drop, NULL)) ||
 	    (rc = cache_imap_drop_view(c, txn, r.id)) ||
+	    (rc = cache_source_drop(c, txn, holder)) ||
 	    (c->mounted && (rc = cache_series_drop(c, txn, r.id))) ||
 	    ((rc = cache_errno(mdb_del(txn, c->counts, &ik, NULL))) && rc != ENOENT))
 		goto fail;

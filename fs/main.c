@@ -170,13 +170,15 @@ int main(int argc, char *argv[])
 		goto out_opts;
 	}
 	if (o.refresh < 0 || o.timeout <= 0 || o.first_wait < 0 || o.margin < 0 || o.max_message <= 0 || o.map_size <= 0 ||
-	    o.refresh_all < 0 || o.limit < 0 || o.empty_confirm < 0) {
-		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, first_wait, margin, limit must be >= 0; timeout, max_message > 0\n");
+	    o.refresh_all < 0 || o.limit < 0 || o.empty_confirm < 0 ||
+	    o.series_refetch < 0) {
+		fprintf(stderr, "leifs: refresh, refresh_all, empty_confirm, series_refetch, first_wait, margin, limit must be >= 0; timeout, max_message > 0\n");
 		ret = 2;
 		goto out_opts;
 	}
-	if (o.index_remote != 0 && o.index_remote != 1) {
-		fprintf(stderr, "leifs: index_remote is 0 or 1\n");
+	if ((o.index_remote != 0 && o.index_remote != 1) ||
+	    (o.series_fetch != 0 && o.series_fetch != 1)) {
+		fprintf(stderr, "leifs: index_remote and series_fetch are 0 or 1\n");
 		ret = 2;
 		goto out_opts;
 	}
@@ -217,10 +219,11 @@ int main(int argc, char *argv[])
 		.backoff_max = o.backoff_max, .user_agent = LEIFS_USER_AGENT,
 		.first_wait = o.first_wait,
 		.margin = o.margin, .refresh_all = o.refresh_all,
-		.empty_confirm = o.empty_confirm, .max_message = (size_t)o.max_message,
+		.empty_confirm = o.empty_confirm, .series_refetch = o.series_refetch, .max_message = (size_t)o.max_message,
 		.max_refreshes = (int)o.max_refreshes, .host_refreshes = (int)o.host_refreshes,
 		.map_size = (size_t)o.map_size << 20, .cafile = o.cafile,
 		.insecure = o.insecure, .proxy = o.proxy, .index_remote = o.index_remote,
+		.series_fetch = o.series_fetch,
 		.threads = def.threads, .dedupe = def.dedupe, .limit = o.limit,
 		.own_flags = def.own_flags,
 		.imaps = o.imaps, .nimaps = o.nimaps,

@@ -51,6 +51,12 @@ const struct opt_spec options[] = {
 	{ "empty_confirm", OPTT_LONG, O(empty_confirm), ALL, 60, "SECONDS",
 	  "an empty answer to a full search empties a view only when another "
 	  "this much later agrees", NULL },
+	{ "series_fetch", OPTT_BOOL, O(series_fetch), ALL, 1, "0|1",
+	  "fetch the rest of a thread a view holds part of, for its series/ (in the "
+	  "background; never into its maildir)", NULL },
+	{ "series_refetch", OPTT_LONG, O(series_refetch), ALL, 3600, "SECONDS",
+	  "the rest of a thread a view holds part of (series/) is fetched again this "
+	  "often while its series is under 30 days old", "3600; 0, never again" },
 	{ "max_refreshes", OPTT_LONG, O(max_refreshes), ALL, 8, "N",
 	  "views searched at once; the rest wait their turn", NULL },
 	{ "host_refreshes", OPTT_LONG, O(host_refreshes), ALL, 4, "N",

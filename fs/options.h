@@ -34,7 +34,7 @@
 /* what the options say; options_init() marks everything unset */
 struct opts {
 	char *cache;
-	long refresh, timeout, first_wait, margin, refresh_all, empty_confirm;
+	long refresh, timeout, first_wait, margin, refresh_all, empty_confirm, series_refetch;
 	long low_speed, deadline, backoff_max;
 	long max_refreshes, host_refreshes;
 	long max_message;
@@ -46,6 +46,7 @@ struct opts {
 	long limit;
 	int insecure;           /* -1: not given; else 0 or 1 */
 	int index_remote;       /* -1: not given; else what -o gave (0 or 1 expected) */
+	int series_fetch;       /* likewise */
 	int show_help, show_version;
 	char **sources;         /* absolute paths or URLs; owned */
 	int nsources;

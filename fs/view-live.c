@@ -236,3 +236,24 @@ int view_prefixed_key(const char *prefix, const char *decoded, char **key)
 	free(canon);
 	return err;
 }
+
+int view_mid_ok(const char *mid, const char **why)
+{
+	size_t i;
+
+	/* a path segment of the thread's URL: a '.' first would hide a
+	 * directory named by it or be another name for it, and "." or ".."
+	 * would climb out of the inbox's URL (curl folds dot segments) */
+	if (mid[0] == '.') {
+		*why = "a Message-ID starting with '.' (reserved names, and a URL's dot segments)";
+		return EINVAL;
+	}
+	/* a Message-ID is one token: none of these is in one, and each would
+	 * make another query of mid: than the id */
+	for (i = 0; mid[i]; i++)
+		if (strchr(" <>\"", mid[i]) || (unsigned char)mid[i] < 0x20 || mid[i] == 0x7f) {
+			*why = "not a Message-ID (it holds a space, '<', '>', '\"' or a control character)";
+			return EINVAL;
+		}
+	return 0;
+}

@@ -610,11 +610,14 @@ void view_search(views_t *v, struct live *l)
 		added += cache_batch_added(runs[i].batch);
 	/* series/ follows the view as it changes, before a wait on .refresh
 	 * ends and before the kernel is told (once it was looked at: the stamp says so) */
-	if (added || dropped) {
+	{
 		int64_t smtime = 0;
 
-		if (!views_series_mtime(v, cv.id, &smtime) && smtime &&
-		    (err = views_series_update(v, cv.id)))
+		if (views_series_mtime(v, cv.id, &smtime) || !smtime)
+			;
+		else if (!added && !dropped)    /* a thread's refetch may be due */
+			view_series_fetch_kick(v, cv.id);
+		else if ((err = views_series_update(v, cv.id)))
 			log_err("series of %s: %s", l->name, strerror(err));
 	}
 	if ((added || dropped) && v->o.changed)

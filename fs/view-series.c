@@ -12,6 +12,8 @@
  *   "N" + name     a revision: struct ser_rec, its Message-ID, change-id
  *                  and subject, then am.mbx and the cover
  *   "I" + name     its info
+ *   "W" + msgid    a fetch of the rest of a thread the view holds part
+ *                  of (view-series-fetch.c), which the view's holder keeps
  *
  * An update threads the view's messages from the "F" records (union of
  * Message-IDs), works out only the threads whose blob ids changed, and
@@ -38,7 +40,7 @@
 
 /* ---- the view's messages ---- */
 
-static int add_oid(void *arg, const struct cache_entry *e)
+int ser_add_oid(void *arg, const struct cache_entry *e)
 {
 	struct msgs *m = arg;
 
@@ -55,7 +57,7 @@ static int add_oid(void *arg, const struct cache_entry *e)
 	return 0;
 }
 
-static int cmp_oid(const void *a, const void *b)
+int ser_cmp_oid(const void *a, const void *b)
 {
 	return memcmp(a, b, CACHE_OID_LEN);
 }
@@ -108,13 +110,6 @@ int ser_queue(GPtrArray *a, char kind, const void *sub, size_t slen, void *val,
 }
 
 /* ---- threading ---- */
-
-struct fact {
-	int patch;
-	int absent;             /* its message is not in the cache (yet) */
-	char **ids;             /* [0]: its Message-ID */
-	size_t nids;
-};
 
 /* union-find over ids */
 static size_t uf_find(size_t *parent, size_t i)
@@ -400,7 +395,8 @@ static int do_thread(struct upd *u, const size_t *idx, size_t n, GString *names)
 		sm[got].raw = raw;
 		sm[got++].len = len;
 	}
-	if ((err = series_thread(sm, got, &u->lim, &rs->r, &rs->n)))
+	if ((err = series_thread(sm, got, &u->lim, &rs->r, &rs->n)) ||
+	    (err = ser_fetch_consider(u, idx, n, rs->r, rs->n)))
 		goto out;
 	if (n > u->lim.max_msgs)
 		for (i = 0; i < rs->n; i++) {
@@ -464,10 +460,16 @@ static int drop_stale(void *arg, const void *key, size_t klen, const void *val, 
 			err = ser_queue(u->w.del, k[0], name, klen - 1, NULL, 0);
 		free(name);
 	} else if (k[0] == 'F' && klen == 1 + CACHE_OID_LEN) {
-		if (!u->m.n || !bsearch(k + 1, u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid))
+		if (!u->m.n || !bsearch(k + 1, u->m.oids, u->m.n, CACHE_OID_LEN, ser_cmp_oid))
 			err = ser_queue(u->w.del, 'F', k + 1, CACHE_OID_LEN, NULL, 0);
 	} else if (k[0] == 'T') {
 		err = ser_queue(u->w.del, 'T', k + 1, klen - 1, NULL, 0);
+	} else if (k[0] == 'W') {       /* a fetch of a thread the view left */
+		if (!(name = strndup0(k + 1, klen - 1)))
+			return ENOMEM;
+		if (!g_hash_table_contains(u->ids, name))
+			err = ser_queue(u->w.del, 'W', name, klen - 1, NULL, 0);
+		free(name);
 	}
 	return err;
 }
@@ -527,12 +529,12 @@ static int update(struct upd *u)
 	size_t vlen;
 	int err;
 
-	/* the view's messages, hidden ones too */
-	if ((err = cache_entry_each(c, u->id, add_oid, &u->m)) ||
-	    (err = cache_hidden_each(c, u->id, add_oid, &u->m)))
+	/* the view's messages, hidden ones too, and the rest of the threads
+	 * it holds part of (its holder's: view-series-fetch.c) */
+	u->ids = ids;
+	if ((err = cache_entry_each(c, u->id, ser_add_oid, &u->own)) ||
+	    (err = cache_hidden_each(c, u->id, ser_add_oid, &u->own)) || (err = ser_with_holder(u)))
 		goto out;
-	if (u->m.n)             /* no array at all for a view with no mail */
-		qsort(u->m.oids, u->m.n, CACHE_OID_LEN, cmp_oid);
 	memset(&st, 0, sizeof(st));
 	st.version = SER_VERSION;
 	st.n = u->m.n;
@@ -603,11 +605,17 @@ static int update(struct upd *u)
 			unsigned char sig[20];
 			char hex[41];
 			const char *names;
-			int patch = 0;
+			int patch = 0, own = 0;
 
-			for (i = 0; i < g->len; i++)
+			for (i = 0; i < g->len; i++) {
 				patch |= u->facts[g_array_index(g, size_t, i)].patch;
-			if (!patch) {
+				own |= ser_own(u, g_array_index(g, size_t, i));
+			}
+			/* the holder's part of a thread the view left goes */
+			for (i = 0; !own && i < g->len; i++)
+				g_array_append_vals(u->forget, u->m.oids + g_array_index(g, size_t, i) *
+						    CACHE_OID_LEN, CACHE_OID_LEN);
+			if (!patch || !own) {
 				g_hash_table_iter_remove(&it);
 				continue;
 			}
@@ -674,6 +682,9 @@ static int update(struct upd *u)
 		free(p);
 		free(d);
 	}
+	if (!err && u->forget->len)
+		err = cache_holder_forget(c, &u->holder, (unsigned char *)u->forget->data,
+					  u->forget->len / CACHE_OID_LEN);
 out:
 	free(parent);
 	free(order);
@@ -689,6 +700,12 @@ static void upd_free(struct upd *u)
 	size_t k, j;
 
 	free(u->m.oids);
+	free(u->own.oids);
+	if (u->has_holder)
+		cache_source_release(&u->holder);
+	g_array_free(u->forget, TRUE);
+	if (u->fetches)
+		g_hash_table_destroy(u->fetches);
 	if (u->facts) {
 		for (k = 0; k < u->m.n; k++) {
 			for (j = 0; j < u->facts[k].nids; j++)
@@ -729,11 +746,16 @@ int views_series_update(views_t *v, uint64_t id)
 	u.fresh = g_ptr_array_new();
 	u.fresh_names = g_ptr_array_new();     /* owned by taken */
 	u.revsets = g_ptr_array_new();
+	u.forget = g_array_new(FALSE, FALSE, 1);
 	pthread_mutex_lock(&v->series);
 	if (!(err = cache_series_each(v->cache, id, "N", 1, add_old, &u.old)) &&
-	    !(err = cache_series_each(v->cache, id, "T", 1, add_thread, &u.tn)))
+	    !(err = cache_series_each(v->cache, id, "T", 1, add_thread, &u.tn)) &&
+	    !(err = ser_fetch_load(&u)))
 		err = update(&u);
 	pthread_mutex_unlock(&v->series);
 	upd_free(&u);
+	/* threads to fetch the rest of, queued now or by an earlier mount */
+	if (!err)
+		view_series_fetch_kick(v, id);
 	return err;
 }

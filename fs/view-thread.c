@@ -90,7 +90,7 @@ static int link_mid(const char *url, char **mid, const char **why)
  * link stands for the Message-ID in the link (link_mid). */
 static int name_mid(const char *name, char **mid, const char **why)
 {
-	size_t n = strlen(name), i;
+	size_t n = strlen(name);
 	char *s = NULL;
 	int err;
 
@@ -126,26 +126,12 @@ static int name_mid(const char *name, char **mid, const char **why)
 			return EINVAL;
 		}
 	}
-	/* the decoded id names the directory (its canonical name) and is a
-	 * path segment of the thread's URL: a '.' first would hide the
-	 * directory or be another name for it, and "." or ".." would climb
-	 * out of the inbox's URL (curl folds dot segments) */
-	if ((*mid)[0] == '.') {
-		*why = "a Message-ID starting with '.' (reserved names, and a URL's dot segments)";
+	/* the decoded id names the directory (its canonical name) */
+	if ((err = view_mid_ok(*mid, why))) {
 		free(*mid);
 		*mid = NULL;
-		return EINVAL;
 	}
-	/* a Message-ID is one token: none of these is in one, and each would
-	 * make another query of mid: than the id */
-	for (i = 0; (*mid)[i]; i++)
-		if (strchr(" <>\"", (*mid)[i]) || (unsigned char)(*mid)[i] < 0x20 || (*mid)[i] == 0x7f) {
-			*why = "not a Message-ID (it holds a space, '<', '>', '\"' or a control character)";
-			free(*mid);
-			*mid = NULL;
-			return EINVAL;
-		}
-	return 0;
+	return err;
 }
 
 /* the key of the view a name under threads/ stands for, and its id */

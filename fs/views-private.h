@@ -160,6 +160,13 @@ struct views {
 	atomic_ulong idx_queued;  /* messages given to the indexer since mount */
 	atomic_ulong idx_done;    /* ... and done with by it (indexed or gone) */
 	struct subsys *subsys;  /* the MAINTAINERS files (view-subsys.c) */
+	/* view-series-fetch.c: views with threads to fetch the rest of, in
+	 * turn (ids, each once), for the one fetcher thread; lock */
+	uint64_t *fetch_q;
+	size_t fetch_n, fetch_cap;
+	pthread_t fetcher;
+	int fetcher_running;
+	pthread_cond_t fetch_wake; /* a view queued, or stop */
 	struct settings def_subsys; /* def, with threads on: a subsystem view's */
 };
 
@@ -174,6 +181,11 @@ int view_prefixed_key(const char *prefix, const char *decoded, char **key);
 /* view-files.c: a cache from before shared flags gets the union of its
  * sharing views' flags (cache_kw_migrate), once */
 int view_kw_migrate(views_t *v);
+
+/* view-series-fetch.c: look for threads of view id to fetch the rest of
+ * (cheap: a walk of its fetch records, in the background); stop at close */
+void view_series_fetch_kick(views_t *v, uint64_t id);
+void view_series_fetch_close(views_t *v);
 
 /* view-subsys.c: the MAINTAINERS files of the mount, at open and close */
 int view_subsys_open(views_t *v);
@@ -197,6 +209,9 @@ void view_subsys_status(views_t *v, const struct cache_view *cv, FILE *f);
 const struct settings *view_defaults(views_t *v, const char *name);
 
 /* view-live.c: what the files of views share */
+/* Whether mid (without <>) can name a thread: one token that is a safe
+ * path segment of a URL and a mid: query (EINVAL, why, if not). */
+int view_mid_ok(const char *mid, const char **why);
 void free_src(struct src_state *src, int n);
 /* how long a wait sleeps at most before it looks at a stop (views_stop
  * cannot signal from a signal handler) */

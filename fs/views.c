@@ -110,6 +110,7 @@ int views_open(const struct views_opts *o, views_t **out, char *why, size_t whyl
 	pthread_cond_init(&v->done, &ca);
 	pthread_cond_init(&v->refreshed, &ca);
 	pthread_cond_init(&v->wake, &ca);
+	pthread_cond_init(&v->fetch_wake, &ca);
 	pthread_condattr_destroy(&ca);
 	/* not fatal: the cache stays pending, to be filled at the next mount */
 	if ((err = view_kw_migrate(v)))
@@ -138,6 +139,7 @@ void views_close(views_t *v)
 	pthread_mutex_unlock(&v->lock);
 	if (v->timer_running)
 		pthread_join(v->timer, NULL);
+	view_series_fetch_close(v);
 	pthread_mutex_lock(&v->lock);
 	while (v->workers || v->appliers)
 		pthread_cond_wait(&v->refreshed, &v->lock);
@@ -172,6 +174,7 @@ void views_close(views_t *v)
 	pthread_cond_destroy(&v->done);
 	pthread_cond_destroy(&v->refreshed);
 	pthread_cond_destroy(&v->wake);
+	pthread_cond_destroy(&v->fetch_wake);
 	free(v);
 }
 

@@ -69,6 +69,10 @@ struct views_opts {
 	long empty_confirm;     /* seconds between two empty answers to full
 				 * searches of a view that has messages
 				 * before the view is emptied */
+	int series_fetch;       /* fetch the rest of such threads; 0: never */
+	long series_refetch;    /* seconds between fetches of the rest of a
+				 * thread a view holds part of, while its
+				 * series is under 30 days old; 0: once */
 	int max_refreshes;      /* views searched at once (the rest queue) */
 	int host_refreshes;     /* searches at once per server host */
 	size_t max_message;

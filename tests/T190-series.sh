@@ -7,6 +7,9 @@
 # slice of the shared corpus.  A new Acked-by reply and a new revision show
 # after the next refresh; hostile threads give warnings, not crashes;
 # series/ is read-only, survives a remount and never touches the maildir.
+# A view that holds part of a series gets the rest of its thread in the
+# background (compared with b4 given the whole thread), and a trailer in
+# a reply its query does not match comes with the next refetch.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-pi.sh"
 
@@ -61,6 +64,69 @@ test_expect_success 'every am.mbx and cover equals b4 am'"'"'s, patch by patch' 
 		{ cat compare.out; false; } &&
 	tail -n 1 compare.out &&
 	grep -q "^series [0-9]*, patches [0-9]*, equal [0-9]*, different 0$" compare.out
+'
+# a view that matched patch 2/2 alone: the rest of each thread is fetched
+# in the background, into series/ and never into the maildir
+P="$M/queries/s:\"watchdog timer 0 part 2\""
+all_of_0() {
+	local n k=0
+	for n in $(ls "$P/series"); do
+		[ "$(field_of "$P" "$n" patches)" = 2/2 ] || return 1
+		k=$((k + 1))
+	done
+	[ $k -ge 2 ]
+}
+field_of() { sed -n "s/^$3: //p" "$1/series/$2/info"; }
+test_expect_success 'a view holding part of a series has the whole of it under series/' '
+	mkdir "$P" && ls "$P/cur" >cur.before && [ -s cur.before ] &&
+	(cd "$P/cur" && grep -h "^Subject:" $(cat ../../../../cur.before)) >subjects &&
+	! grep -v "timer 0 part 2" subjects &&
+	ls "$P/series" >/dev/null && test_wait_for 20 all_of_0 &&
+	ls "$P/series" >part.names && for n in $(cat part.names); do
+		grep -qx "$n" names && cmp "$P/series/$n/am.mbx" "$S/$n/am.mbx" &&
+		! grep -q "^missing:" "$P/series/$n/info" || return 1
+	done &&
+	grep -c "^Subject: \[PATCH" "$P"/series/*/am.mbx | grep -q ":2$" &&
+	python3 "$TEST_DIR/b4-compare.py" -a "$V" "$P" b4-part >part.out 2>&1 ||
+		{ cat part.out; false; } &&
+	grep -q "^series [1-9][0-9]*, patches [0-9]*, equal [0-9]*, different 0$" part.out &&
+	ls "$P/cur" >cur.after && test_cmp cur.before cur.after && [ -z "$(ls "$P/new")" ]
+'
+test_expect_success 'the fetched rest stays across a remount and goes with the view' '
+	leifs_umount "$M" && leifs_mount "$M" $OPTS -o series_refetch=1 &&
+	ls "$P/series" >part.again && test_cmp part.names part.again &&
+	n=$(head -n 1 part.names) && cmp "$P/series/$n/am.mbx" "$S/$n/am.mbx" &&
+	rm -rf "$P" && ! [ -e "$P" ] &&
+	leifs_umount "$M" && "$LEIFS" --check "$TRASH/cache" >check.out ||
+		{ cat check.out; false; } &&
+	! grep -q "series:" check.out && leifs_mount "$M" $OPTS -o series_refetch=1 &&
+	ls "$S" >/dev/null
+'
+# a series of today, and a trailer given later in a reply the view's
+# query does not match: a refetch (series_refetch) brings it
+post() {        # post FILE SUBJECT MSGID [PARENT] [BODY]
+	{
+		printf "From: %s\nTo: linux-rtc@vger.kernel.org\n" "${FROM:-Fresh Author <fresh@example.org>}"
+		printf "Subject: %s\nDate: %s\nMessage-ID: <%s>\n" "$2" "$(date -R)" "$3"
+		[ -z "$4" ] || printf "In-Reply-To: <%s>\nReferences: <%s>\n" "$4" "$4"
+		printf "\n%b" "$5"
+	} >"$1"
+}
+F="$M/queries/s:\"fresh widget part 2\""
+PATCH="Fresh.\n\nSigned-off-by: Fresh Author <fresh@example.org>\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"
+test_expect_success 'a trailer in a reply the view does not match comes with a refetch' '
+	post f0.eml "[PATCH 0/2] rtc: fresh widget" fresh-0@example.org "" "Two.\n" &&
+	post f1.eml "[PATCH 1/2] rtc: fresh widget part 1" fresh-1@example.org fresh-0@example.org "$PATCH" &&
+	post f2.eml "[PATCH 2/2] rtc: fresh widget part 2" fresh-2@example.org fresh-0@example.org "$PATCH" &&
+	pi_add_all "$W" linux-rtc "$TRASH" f0.eml f1.eml f2.eml &&
+	mkdir "$F" && [ "$(ls "$F/cur" | wc -l)" = 1 ] &&
+	test_wait_for 20 "grep -qx \"patches: 2/2\" \"\$F\"/series/*/info" &&
+	FROM="Fresh Acker <acker@example.org>" post f3.eml "Re: [PATCH 1/2] rtc: fresh widget part 1" fresh-3@example.org fresh-1@example.org \
+		"Acked-by: Fresh Acker <acker@example.org>\n" &&
+	pi_add "$W" linux-rtc f3.eml "$TRASH" &&
+	test_wait_for 20 "cat \"\$F/.refresh\" >/dev/null &&
+		grep -q \"^Acked-by: Fresh Acker <acker@example.org>\" \"\$F\"/series/*/am.mbx" &&
+	[ "$(ls "$F/cur" | wc -l)" = 1 ] && [ -z "$(ls "$F/new")" ]
 '
 test_expect_success 'info: the Message-ID, revision, patches, missing, trailers, base, revisions' '
 	n=v2_20[0-9]*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0 &&
@@ -200,7 +266,7 @@ else
 		corpus_serve 2000 "$CPORT"
 	'
 	test_expect_success 'corpus: series of a real view equal b4 am'"'"'s, patch by patch' '
-		leifs_mount "$TRASH/mnt-c" -o "source=http://127.0.0.1:$CPORT/all/,cache=$TRASH/cache-c,timeout=60" &&
+		leifs_mount "$TRASH/mnt-c" -o "source=http://127.0.0.1:$CPORT/all/,cache=$TRASH/cache-c,timeout=60,series_fetch=0" &&
 		CV="$TRASH/mnt-c/queries/s:rtc" && mkdir "$CV" &&
 		ls "$CV/cur" >/dev/null && [ "$(ls "$CV/series" | wc -l)" -ge 50 ] &&
 		python3 "$TEST_DIR/b4-compare.py" "$CV" b4-corpus 4 >corpus.out 2>&1 ||

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""b4-compare.py [-x MSGID]... VIEW OUTDIR [EVERY]
+"""b4-compare.py [-x MSGID]... [-a MAILDIR]... VIEW OUTDIR [EVERY]
 
 For each VIEW/series/NAME (every EVERYth), gives b4 0.12 the thread of the
 Message-ID its info names, as the view holds it, in date order, on stdin
@@ -13,24 +13,28 @@ are not compared (the brief lets them differ).  Prints a line per
 difference and a last line "series N, patches P, equal E, different D";
 exits 1 when anything differs or b4 wrote nothing for a series.  -x skips
 the series of MSGID (threads b4 itself cannot read: it walks a reply that
-is its own parent forever, and fails on a raw 8-bit subject)."""
+is its own parent forever, and fails on a raw 8-bit subject).  -a adds the
+messages of MAILDIR (its new/ and cur/) to the view's, each Message-ID once:
+the rest of the threads a view holds part of, as `b4 am MSGID` fetches
+them."""
 import email, email.policy, email.utils, os, re, subprocess, sys
 
 SEP = "\n--leifs-b4-compare--\n"
 
 
-def view_threads(view):
+def view_threads(view, also=()):
     """Message-ID -> (the sorted messages of its thread)"""
-    msgs, parent = [], {}
+    msgs, parent, seen = [], {}, set()
 
     def find(x):
         while parent.setdefault(x, x) != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
-    for sub in ("new", "cur"):
-        for f in sorted(os.listdir(os.path.join(view, sub))):
-            raw = open(os.path.join(view, sub, f), "rb").read()
+    for sub, extra in [(os.path.join(d, s), d != view) for d in (view,) + tuple(also)
+                       for s in ("new", "cur")]:
+        for f in sorted(os.listdir(sub)):
+            raw = open(os.path.join(sub, f), "rb").read()
             m = email.message_from_bytes(raw, policy=email.policy.compat32)
             try:
                 t = email.utils.parsedate_to_datetime(m["Date"]).timestamp()
@@ -40,6 +44,9 @@ def view_threads(view):
                             for v in m.get_all(h, []))
             ids = re.findall(r"<([^>]+)>", refs)
             mid = (re.findall(r"<([^>]+)>", str(m.get("Message-ID", ""))) or ["@" + f])[0]
+            if extra and mid in seen:
+                continue
+            seen.add(mid)
             msgs.append((t, f.split(".")[1], raw, mid))
             for i in ids:
                 parent[find(i)] = find(mid)
@@ -98,13 +105,16 @@ def same(a, b, what, name, out):
 
 
 def main():
-    args, skip = sys.argv[1:], set()
-    while args and args[0] == "-x":
-        skip.add(args[1])
+    args, skip, also = sys.argv[1:], set(), []
+    while args and args[0] in ("-x", "-a"):
+        if args[0] == "-x":
+            skip.add(args[1])
+        else:
+            also.append(os.path.abspath(args[1]))
         args = args[2:]
     view, outdir = (os.path.abspath(a) for a in args[0:2])
     every = int(args[2]) if len(args) > 2 else 1   # every Nth series
-    threads = view_threads(view)
+    threads = view_threads(view, also)
     sdir = os.path.join(view, "series")
     nseries = npatches = equal = different = 0
     msgs = []

@@ -44,9 +44,18 @@ pi_stop() {
 }
 
 pi_add() {
-	local w=$1 l=$2 f=$3 run=${4:-$1}
+	pi_add_all "$1" "$2" "${4:-$1}" "$3"
+}
+
+# pi_add_all INBOXES LIST RUN FILE...: pi_add of each file, indexed once
+pi_add_all() {
+	local w=$1 l=$2 run=$3 f
+	shift 3
 	export PI_CONFIG="$w/pi-config"
-	ORIGINAL_RECIPIENT="$l@vger.kernel.org" public-inbox-mda --no-precheck <"$f" &&
+	for f; do
+		ORIGINAL_RECIPIENT="$l@vger.kernel.org" public-inbox-mda --no-precheck <"$f" ||
+			return 1
+	done
 	public-inbox-extindex --no-fsync --all "$w/all" >>"$w/build.log" 2>&1 || return 1
 	# a running httpd keeps its Xapian handles open for up to 30 s of
 	# idleness and would not see the new message: SIGHUP drops them
