@@ -178,7 +178,8 @@ int main(int argc, char *argv[])
 	}
 	if ((o.index_remote != 0 && o.index_remote != 1) ||
 	    (o.series_fetch != 0 && o.series_fetch != 1)) {
-		fprintf(stderr, "leifs: index_remote and series_fetch are 0 or 1\n");
+		fprintf(stderr, "leifs: %s is 0 or 1\n",
+			o.index_remote != 0 && o.index_remote != 1 ? "index_remote" : "series_fetch");
 		ret = 2;
 		goto out_opts;
 	}

@@ -334,7 +334,7 @@ static int turn(views_t *v, uint64_t id)
 	struct cache_source h;
 	struct settings set;
 	uint64_t added = 0;
-	int fetch, err, more;
+	int fetch, err, more, have_h = 0, gone = 0;
 	guint i;
 
 	if (cache_view_get_id(v->cache, id, &cv))
@@ -350,8 +350,10 @@ static int turn(views_t *v, uint64_t id)
 	if (!fetch)
 		d.refetch = 0;
 	err = cache_series_each(v->cache, id, "W", 1, find_due, &d);
-	if (!err && fetch && d.a->len)
-		err = cache_holder_get(v->cache, id, 1, &h);
+	if (!err && fetch && d.a->len && !(err = cache_holder_get(v->cache, id, 1, &h)))
+		have_h = 1;
+	if (err == ENOENT)
+		err = gone = 1;         /* the view went meanwhile: nothing to ask */
 	for (i = 0; !err && i < d.a->len && !atomic_load(&v->stop); i++) {
 		struct due *x = &g_array_index(d.a, struct due, i);
 		struct cache_series_rec put = { 0 };
@@ -374,14 +376,16 @@ static int turn(views_t *v, uint64_t id)
 			err = 0;
 		g_free((void *)put.key);
 	}
-	if (fetch && d.a->len && !err)
+	if (have_h)
 		cache_source_release(&h);
-	if (err)
+	if (gone)
+		err = 0;
+	else if (err)
 		log_err("series of %s: fetching threads: %s", cv.name, strerror(err));
 	else if (d.a->len && fetch)
 		log_debug("series of %s: %u threads fetched (%zu wait), %llu messages came",
 			  cv.name, d.a->len, d.more, (unsigned long long)added);
-	more = !err && d.more > 0;
+	more = !err && !gone && d.more > 0;
 	/* what came joins series/ (the update kicks again: nothing is due) */
 	if (added && !atomic_load(&v->stop) && !views_series_update(v, id) && v->o.changed)
 		v->o.changed(v->o.changed_arg, id);

@@ -125,6 +125,8 @@ test_expect_success 'a bad index_remote is refused at mount' '
 	mkdir -p "$M" &&
 	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,index_remote=2" "$M" 2>err &&
 	grep "index_remote is 0 or 1" err &&
+	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,series_fetch=2" "$M" 2>err &&
+	grep "series_fetch is 0 or 1" err &&
 	printf "[leifs]\n\tindex-remote = maybe\n" >"$TRASH/bad" &&
 	! "$LEIFS" -f -o "source=$H/ok/,cache=$C-bad,config=$TRASH/bad" "$M" 2>err &&
 	grep "bad value for leifs.index-remote" err
