@@ -21,10 +21,13 @@
  * FETCH_RECENT old (a new trailer in a reply the view's query does not
  * match).  A view that fetches whole threads itself (threads/, threads =
  * true or flag-hits) asks nothing: its records are marked as fetched.
- * With -o series_fetch=0 nothing is asked (the records wait, for a mount
- * that asks).  Bounds: the queue holds each view once; a fetch stops after
- * FETCH_MAX_MSGS messages; a Message-ID that could not name a thread
- * (view_mid_ok) is never asked.
+ * With -o series_fetch=0 nothing is asked and the holder is not read (the
+ * records wait, for a mount that asks).  A fetch that no source answered
+ * (a dead server, an unmount) is asked again at the next kick; a busy
+ * server ends the view's turn.  Bounds: the queue holds each view once; a
+ * remote fetch stops after FETCH_MAX_MSGS messages (a local one reads the
+ * thread as a threads/ view does); a Message-ID that could not name a
+ * thread (view_mid_ok) is never asked; a Date to come counts as now.
  */
 #include <errno.h>
 #include <glib.h>
@@ -66,7 +69,9 @@ int ser_with_holder(struct upd *u)
 		memcpy(u->m.oids, u->own.oids, u->own.n * CACHE_OID_LEN);
 		u->m.n = u->m.cap = u->own.n;
 	}
-	if ((err = cache_holder_get(u->v->cache, u->id, 0, &u->holder)) == ENOENT)
+	/* -o series_fetch=0: what the view holds alone, as b4 am -m reads it */
+	if (!u->v->o.series_fetch ||
+	    (err = cache_holder_get(u->v->cache, u->id, 0, &u->holder)) == ENOENT)
 		return 0;
 	if (err)
 		return err;
@@ -138,6 +143,8 @@ int ser_fetch_consider(struct upd *u, const size_t *idx, size_t n, const struct 
 		if (r[i].date > rec.date)
 			rec.date = r[i].date;
 	}
+	if (rec.date > u->now)          /* a Date to come: as of now */
+		rec.date = u->now;
 	if (!lacks && !dangling(u, idx, n))
 		return 0;
 	/* the view's own share of it (idx is in oid order) */
@@ -278,17 +285,20 @@ static int on_message(void *arg, const char *raw, size_t len)
 	return cache_batch_add(s->batch, raw, len);
 }
 
-/* one thread from every source of the view into batch */
-static void fetch_thread(views_t *v, const struct settings *set, const char *mid,
-			 cache_batch_t *batch)
+/* one thread from every source of the view into batch: how many sources
+ * answered (a 404, no such message, is an answer); *busy when one was
+ * busy (HTTP 429, 503) */
+static int fetch_thread(views_t *v, const struct settings *set, const char *mid,
+			cache_batch_t *batch, int *busy)
 {
+	int answered = 0;
 	atomic_int cancel = 0;
 	atomic_ulong progress = 0;
 	char *q = NULL;
 	int i, err;
 
 	if (asprintf(&q, "mid:%s", mid) < 0)
-		return;
+		return 0;
 	for (i = 0; i < set->nsources && !atomic_load(&v->stop); i++) {
 		struct net_source src;
 		struct net_res res = { 0 };
@@ -321,9 +331,13 @@ static void fetch_thread(views_t *v, const struct settings *set, const char *mid
 		if (err && err != ENOENT)
 			log_debug("series: thread of <%s> from %s: %s", mid, shown,
 				  res.error[0] ? res.error : strerror(err));
-		cache_batch_flush(batch);       /* whole messages that came stay */
+		*busy |= err == EBUSY;
+		/* whole messages that came stay; an answer counts once stored */
+		if (!cache_batch_flush(batch) && (!err || err == ENOENT || err == EFBIG))
+			answered++;
 	}
 	free(q);
+	return answered;
 }
 
 /* a view's turn: its due threads, FETCH_TURN at most; 1 if more wait */
@@ -359,12 +373,22 @@ static int turn(views_t *v, uint64_t id)
 		struct cache_series_rec put = { 0 };
 		cache_batch_t *b = NULL;
 
+		int answered = 1, busy = 0;
+
 		x->r.got = 0;
 		if (fetch && !(err = cache_batch_new_source(v->cache, &h, &b))) {
-			fetch_thread(v, &set, x->mid, b);
+			answered = fetch_thread(v, &set, x->mid, b, &busy);
 			x->r.got = (uint32_t)cache_batch_added(b);
 			added += x->r.got;
 			cache_batch_free(b);
+		}
+		/* no source answered (a dead server, unmount): asked again at
+		 * the next kick; a busy one ends the view's turn */
+		if (!answered || atomic_load(&v->stop)) {
+			if (!busy)
+				continue;
+			d.more = 0;     /* the rest wait for the next kick */
+			break;
 		}
 		x->r.fetched = time(NULL);
 		put.key = g_strdup_printf("W%s", x->mid);

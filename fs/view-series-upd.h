@@ -69,6 +69,9 @@ struct upd {
 	GArray *forget;         /* holder messages of threads the view left
 				 * (oids, CACHE_OID_LEN each) */
 	GHashTable *ids;        /* every id the messages name (node index) */
+	GHashTable *own_mids;   /* the Message-IDs of the view's own */
+	int absent;             /* a message not stored yet: nothing is
+				 * forgotten, nothing stamped */
 	GHashTable *fetches;    /* Message-ID -> struct fetch_rec * (loaded) */
 	struct fact *facts;
 	struct writes w;

@@ -467,7 +467,7 @@ static int drop_stale(void *arg, const void *key, size_t klen, const void *val, 
 	} else if (k[0] == 'W') {       /* a fetch of a thread the view left */
 		if (!(name = strndup0(k + 1, klen - 1)))
 			return ENOMEM;
-		if (!g_hash_table_contains(u->ids, name))
+		if (!g_hash_table_contains(u->own_mids, name))
 			err = ser_queue(u->w.del, 'W', name, klen - 1, NULL, 0);
 		free(name);
 	}
@@ -537,8 +537,16 @@ static int update(struct upd *u)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	st.version = SER_VERSION;
-	st.n = u->m.n;
-	sha1_oids(u->m.oids, u->m.n, st.sig);
+	/* which of them are the view's own counts too: a message it loses
+	 * that its holder keeps changes the stamp (its thread may go) */
+	st.n = u->m.n + u->own.n;
+	{
+		unsigned char both[40];
+
+		sha1_oids(u->m.oids, u->m.n, both);
+		sha1_oids(u->own.oids, u->own.n, both + 20);
+		sha1_oids(both, 40 / CACHE_OID_LEN, st.sig);
+	}
 	st.mtime = u->now;
 	if (!(err = cache_series_get(c, u->id, "S", 1, &val, &vlen))) {
 		int same = vlen == sizeof(old) && (memcpy(&old, val, sizeof(old)), 1) &&
@@ -564,6 +572,10 @@ static int update(struct upd *u)
 	for (i = 0; i < u->m.n; i++) {
 		if ((err = get_fact(u->v, u->id, u->m.oids + i * CACHE_OID_LEN, &u->facts[i], &u->w)))
 			goto out;
+		if (u->facts[i].absent)
+			u->absent = 1;
+		else if (u->facts[i].nids && ser_own(u, i))
+			g_hash_table_add(u->own_mids, u->facts[i].ids[0]);
 		for (j = 0; j < u->facts[i].nids; j++)
 			if (*u->facts[i].ids[j] && !g_hash_table_contains(ids, u->facts[i].ids[j]))
 				g_hash_table_insert(ids, u->facts[i].ids[j],
@@ -612,7 +624,7 @@ static int update(struct upd *u)
 				own |= ser_own(u, g_array_index(g, size_t, i));
 			}
 			/* the holder's part of a thread the view left goes */
-			for (i = 0; !own && i < g->len; i++)
+			for (i = 0; !own && !u->absent && i < g->len; i++)
 				g_array_append_vals(u->forget, u->m.oids + g_array_index(g, size_t, i) *
 						    CACHE_OID_LEN, CACHE_OID_LEN);
 			if (!patch || !own) {
@@ -656,9 +668,9 @@ static int update(struct upd *u)
 	if ((err = ser_write_infos(u)) ||
 	    (err = cache_series_each(c, u->id, NULL, 0, drop_stale, u)))
 		goto out;
-	for (i = 0; i < u->m.n && !u->facts[i].absent; i++)
-		;
-	if (i == u->m.n &&
+	/* stamped when whole: every message read, and nothing forgotten (the
+	 * next update sees the union without it, and stamps that) */
+	if (!u->absent && !u->forget->len &&
 	    (err = ser_queue(u->w.put, 'S', NULL, 0, g_memdup2(&st, sizeof(st)), sizeof(st))))
 		goto out;
 	/* deletes first (a stale T record of a thread kept is put again) */
@@ -704,6 +716,7 @@ static void upd_free(struct upd *u)
 	if (u->has_holder)
 		cache_source_release(&u->holder);
 	g_array_free(u->forget, TRUE);
+	g_hash_table_destroy(u->own_mids);
 	if (u->fetches)
 		g_hash_table_destroy(u->fetches);
 	if (u->facts) {
@@ -747,6 +760,7 @@ int views_series_update(views_t *v, uint64_t id)
 	u.fresh_names = g_ptr_array_new();     /* owned by taken */
 	u.revsets = g_ptr_array_new();
 	u.forget = g_array_new(FALSE, FALSE, 1);
+	u.own_mids = g_hash_table_new(g_str_hash, g_str_equal);     /* facts' */
 	pthread_mutex_lock(&v->series);
 	if (!(err = cache_series_each(v->cache, id, "N", 1, add_old, &u.old)) &&
 	    !(err = cache_series_each(v->cache, id, "T", 1, add_thread, &u.tn)) &&
