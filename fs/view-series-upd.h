@@ -68,7 +68,6 @@ struct upd {
 	int has_holder;
 	GArray *forget;         /* holder messages of threads the view left
 				 * (oids, CACHE_OID_LEN each) */
-	GHashTable *ids;        /* every id the messages name (node index) */
 	GHashTable *own_mids;   /* the Message-IDs of the view's own */
 	int absent;             /* a message not stored yet: nothing is
 				 * forgotten, nothing stamped */

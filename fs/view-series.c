@@ -531,7 +531,6 @@ static int update(struct upd *u)
 
 	/* the view's messages, hidden ones too, and the rest of the threads
 	 * it holds part of (its holder's: view-series-fetch.c) */
-	u->ids = ids;
 	if ((err = cache_entry_each(c, u->id, ser_add_oid, &u->own)) ||
 	    (err = cache_hidden_each(c, u->id, ser_add_oid, &u->own)) || (err = ser_with_holder(u)))
 		goto out;
