@@ -9,7 +9,8 @@
 # series/ is read-only, survives a remount and never touches the maildir.
 # A view that holds part of a series gets the rest of its thread in the
 # background (compared with b4 given the whole thread), and a trailer in
-# a reply its query does not match comes with the next refetch.
+# a reply its query does not match comes with the next refetch; a query
+# rewritten away from the series drops it, and back, it is fetched again.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-pi.sh"
 
@@ -127,6 +128,17 @@ test_expect_success 'a trailer in a reply the view does not match comes with a r
 	test_wait_for 20 "cat \"\$F/.refresh\" >/dev/null &&
 		grep -q \"^Acked-by: Fresh Acker <acker@example.org>\" \"\$F\"/series/*/am.mbx" &&
 	[ "$(ls "$F/cur" | wc -l)" = 1 ] && [ -z "$(ls "$F/new")" ]
+'
+test_expect_success 'a view whose query leaves a series loses it; back, the rest is fetched again' '
+	[ "$(ls "$F/series")" = "$(date +%Y%m%d)_fresh_rtc_fresh_widget" ] &&
+	printf "%s\n" "s:\"convert to dt schema 4\"" >"$F/.query" &&
+	[ "$(ls "$F/new" "$F/cur" | grep -c :2,)" -ge 1 ] &&
+	ls "$F/series" >now && ! grep -q fresh now &&
+	grep -qx "v3_[0-9]*_krzk_rtc_ds1307_convert_to_dt_schema_4" now &&
+	printf "%s\n" "s:\"fresh widget part 2\"" >"$F/.query" &&
+	test_wait_for 20 "[ \"\$(ls \"\$F/series\")\" = $(date +%Y%m%d)_fresh_rtc_fresh_widget ] &&
+		grep -qx \"patches: 2/2\" \"\$F\"/series/*/info" &&
+	grep -q "^Acked-by: Fresh Acker <acker@example.org>" "$F"/series/*/am.mbx
 '
 test_expect_success 'info: the Message-ID, revision, patches, missing, trailers, base, revisions' '
 	n=v2_20[0-9]*_alexandre_belloni_rtc_ds1307_add_support_for_watchdog_timer_0 &&
