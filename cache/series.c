@@ -90,6 +90,9 @@ struct lseries {
 	int revision, expected;
 	GPtrArray *patches;     /* of struct lmsg * (not owned), [0]: the cover */
 	int complete, has_cover;
+	int partial_reroll;     /* b4's: complete only with another's patches */
+	GString *rerolled;      /* the numbers taken from the revision before */
+	int rerolled_from, rerolled_cover;
 	char *base_commit, *change_id, *subject;
 	GPtrArray *mismatches;  /* of struct trailer * (not owned) */
 	GString *warnings;
@@ -100,6 +103,7 @@ struct mailbox {
 	GHashTable *series;     /* revision -> struct lseries * */
 	GHashTable *covers;     /* revision -> struct lmsg * */
 	GPtrArray *followups;
+	GPtrArray *clones;      /* of struct lmsg *: a partial reroll's copies */
 	GHashTable *trailer_map;        /* pwhash -> GPtrArray of struct trailer * */
 	const struct series_limits *lim;
 	GString *warnings;      /* of the whole thread */
@@ -113,6 +117,7 @@ static void lseries_free(struct lseries *s)
 	g_free(s->subject);
 	g_ptr_array_free(s->mismatches, TRUE);
 	g_string_free(s->warnings, TRUE);
+	g_string_free(s->rerolled, TRUE);
 	g_free(s);
 }
 
@@ -127,6 +132,7 @@ static struct lseries *lseries_new(int revision, int expected)
 	s->subject = g_strdup("(untitled)");
 	s->mismatches = g_ptr_array_new();
 	s->warnings = g_string_new(NULL);
+	s->rerolled = g_string_new(NULL);
 	return s;
 }
 
@@ -248,10 +254,19 @@ static void add_message(struct mailbox *b, struct lmsg *m)
 
 static void mailbox_free(struct mailbox *b)
 {
+	guint i;
+
 	g_hash_table_destroy(b->msgid_map);
 	g_hash_table_destroy(b->series);
 	g_hash_table_destroy(b->covers);
 	g_ptr_array_free(b->followups, TRUE);
+	for (i = 0; i < b->clones->len; i++) {
+		struct lmsg *c = b->clones->pdata[i];
+
+		g_ptr_array_free(c->followup_trailers, TRUE);
+		g_free(c);
+	}
+	g_ptr_array_free(b->clones, TRUE);
 	g_hash_table_destroy(b->trailer_map);
 	g_string_free(b->warnings, TRUE);
 }
@@ -263,6 +278,7 @@ static void mailbox_init(struct mailbox *b, const struct series_limits *lim)
 					  (GDestroyNotify)lseries_free);
 	b->covers = g_hash_table_new(g_direct_hash, g_direct_equal);
 	b->followups = g_ptr_array_new();
+	b->clones = g_ptr_array_new();
 	b->trailer_map = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
 					       (GDestroyNotify)g_ptr_array_unref);
 	b->lim = lim;
@@ -284,8 +300,94 @@ static void add_trailers(GPtrArray *to, GPtrArray *from)
 		g_ptr_array_add(to, from->pdata[i]);
 }
 
-/* get_series(revision): the cover found, follow-ups' trailers given */
-static struct lseries *get_series(struct mailbox *b, int revision)
+/* revisions a partial reroll reaches down, at most (b4: all, one call
+ * deeper each; a thread of thousands of revisions would take as many
+ * frames) */
+#define REROLL_DEPTH 64
+
+static struct lseries *get_series(struct mailbox *b, int revision, int depth);
+
+/* deepcopy of a patch for another revision: its own revision and list of
+ * trailers, the rest shared with the original (which outlives it: both
+ * go with the mailbox) */
+static struct lmsg *clone_patch(struct mailbox *b, const struct lmsg *p, int revision, int from)
+{
+	struct lmsg *c = g_memdup2(p, sizeof(*p));
+
+	c->followup_trailers = g_ptr_array_new();
+	add_trailers(c->followup_trailers, p->followup_trailers);
+	c->revision = revision;
+	c->reroll_from_revision = from;
+	g_ptr_array_add(b->clones, c);
+	return c;
+}
+
+/* partial_reroll: a v(N) whose every patch replies (at some depth) to
+ * v(N-1)'s patch of the same number gets v(N-1)'s patches where it has
+ * none, as b4 am does unless --no-partial-reroll */
+static void partial_reroll(struct mailbox *b, int revision, int depth)
+{
+	struct lseries *s = g_hash_table_lookup(b->series, GINT_TO_POINTER(revision)), *ps;
+	guint at;
+
+	if (revision <= 1 || !g_hash_table_contains(b->series, GINT_TO_POINTER(revision - 1)))
+		return;
+	if (!(ps = get_series(b, revision - 1, depth + 1)))
+		return;
+	for (at = 0; at < s->patches->len; at++) {
+		struct lmsg *p = s->patches->pdata[at], *pp;
+		int walk, found = 0;
+
+		if (!p)
+			continue;
+		if (!(pp = by_msgid(b, p->in_reply_to)))
+			return;
+		/* up the replies (b4: with no bound; a loop stops here) */
+		for (walk = 0; walk < WALK_MAX; walk++) {
+			if (p->counter == pp->counter && p->expected == pp->expected) {
+				found = 1;
+				break;
+			}
+			if (!(pp = by_msgid(b, pp->in_reply_to)))
+				break;
+		}
+		if (!found)
+			return;
+	}
+	for (at = 0; at < s->patches->len; at++) {
+		struct lmsg *p = s->patches->pdata[at], *pp;
+
+		/* b4 fails on a revision with more patches than the one
+		 * before (an IndexError); the sane check makes it rare */
+		if (at >= ps->patches->len)
+			break;
+		if (!(pp = ps->patches->pdata[at]))
+			continue;
+		if (p) {
+			p->reroll_from_revision = s->revision;
+			continue;
+		}
+		s->patches->pdata[at] = clone_patch(b, pp, s->revision, ps->revision);
+		s->rerolled_from = ps->revision;
+		if (at)
+			g_string_append_printf(s->rerolled, s->rerolled->len ? " %u" : "%u", at);
+		else
+			s->rerolled_cover = 1;
+	}
+	for (at = 1; at < s->patches->len && s->patches->pdata[at]; at++)
+		;
+	if (at == s->patches->len) {
+		s->complete = s->partial_reroll = 1;
+		if (s->patches->pdata[0])
+			s->has_cover = 1;
+		g_free(s->subject);
+		s->subject = g_strdup(ps->subject);
+	}
+}
+
+/* get_series(revision): the cover found, follow-ups' trailers given; a
+ * partial reroll reconstituted (depth: the revisions above it) */
+static struct lseries *get_series(struct mailbox *b, int revision, int depth)
 {
 	struct lseries *s = g_hash_table_lookup(b->series, GINT_TO_POINTER(revision));
 	struct lmsg *cover;
@@ -297,6 +399,8 @@ static struct lseries *get_series(struct mailbox *b, int revision)
 		;
 	if (i == s->patches->len)
 		return NULL;
+	if (!s->complete && depth < REROLL_DEPTH)
+		partial_reroll(b, revision, depth);
 	if ((cover = g_hash_table_lookup(b->covers, GINT_TO_POINTER(revision)))) {
 		add_patch(s, cover);
 		s->has_cover = 1;
@@ -520,7 +624,7 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 	mailbox_init(&b, lim);
 	for (i = 0; i < n; i++)
 		add_message(&b, all[i]);
-	if (!(s = get_series(&b, revision))) {
+	if (!(s = get_series(&b, revision, 0))) {
 		mailbox_free(&b);
 		g_string_free(am, TRUE);
 		g_string_free(info, TRUE);
@@ -594,6 +698,13 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 			g_string_append_printf(own, "change-id: %s\n", r->change_id);
 		if (missing->len)
 			g_string_append(own, "warning: thread incomplete: patches missing\n");
+		if (s->rerolled->len || s->rerolled_cover)
+			g_string_append_printf(own, "warning: v%d is a partial reroll: %s%s%s%s from v%d "
+					       "(b4 am --no-partial-reroll leaves them out)\n",
+					       revision, s->rerolled->len ? "patches " : "",
+					       s->rerolled->str,
+					       s->rerolled->len && s->rerolled_cover ? " and " : "",
+					       s->rerolled_cover ? "the cover" : "", s->rerolled_from);
 		g_string_append(own, b.warnings->str);
 		g_string_append(own, s->warnings->str);
 		g_string_append(own, info->str);

@@ -158,6 +158,16 @@ test_expect_success 'a quoted "> Acked-by:" is no trailer; a reply to the cover 
 	! grep -h "Somebody Else" "$S"/*/am.mbx &&
 	grep -q "^warning: trailer sent to the cover letter" "$S"/*/info
 '
+test_expect_success 'a partial reroll has the patches it did not resend from the revision before' '
+	v1=$(name_of reroll-cover@example.org 1) && v2=$(name_of reroll-cover@example.org 2) &&
+	[ "$(field "$v2" patches)" = 3/3 ] && ! grep -q "^missing:" "$S/$v2/info" &&
+	grep -qx "warning: v2 is a partial reroll: patches 1 3 and the cover from v1 .*" "$S/$v2/info" &&
+	grep "^Subject: " "$S/$v2/am.mbx" >subjects &&
+	printf "Subject: [PATCH v2 %d/3] rtc: ds1307: partial reroll part %d\n" 1 1 2 2 3 3 >want &&
+	test_cmp want subjects && grep -q "^Acked-by: Guenter Roeck" "$S/$v2/am.mbx" &&
+	[ "$(grep -c "^Reviewed-by: Guenter Roeck" "$S/$v2/am.mbx")" = 1 ] &&
+	[ "$(field "$v1" newer)" = "$v2" ] && [ "$(field "$v1" patches)" = 3/3 ]
+'
 test_expect_success 'threads that lie: warnings, and no series made of nothing' '
 	h=$(name_of hostile-cover@example.org 1) &&
 	grep -q "^warning: two different messages are patch 2/5" "$S/$h/info" &&

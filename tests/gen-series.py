@@ -9,9 +9,9 @@ letters with base-commit: and change-id:, prefixes b4 takes ([RFC PATCH],
 [PATCH net-next v2], [PATCHv3]), replies to patches and to the cover with
 trailers (Reviewed-by, Acked-by, Tested-by, Reported-by, Fixes, Link),
 nested replies, a quoted "> Acked-by:" that is no trailer, a trailer by
-someone else than the sender, a patch missing from its series, a patch
-sent twice, a single patch without a cover, an in-body From: (in a patch
-and in a cover) and a
+someone else than the sender, a patch missing from its series, a partial
+reroll (v2 of one patch, in reply to v1's), a patch sent twice, a single
+patch without a cover, an in-body From: (in a patch and in a cover) and a
 scissors line; with -H, threads that lie (gen.hostile).  The same seed and NOW give the same bytes."""
 import email.utils, os, random, sys, time
 
@@ -219,6 +219,25 @@ class Gen:
         self.send(a, "[PATCH]  rtc:\thostile  spacing", self.patch_body(a, 7, 1, 1),
                   mid="hostile-spacing@example.org")
 
+    def reroll(self):
+        """a partial reroll: v2 resends only 2/3, in reply to v1's 2/3 (b4
+        am takes v1's 1/3 and 3/3, and v1's cover, for the rest)"""
+        a, o = PEOPLE[3], PEOPLE[1]
+        topic = "rtc: ds1307: partial reroll"
+        c = self.send(a, "[PATCH 0/3] %s" % topic, self.cover_body(a, 3, 1, "2" * 40, "reroll-1"),
+                      mid="reroll-cover@example.org")
+        for k in (1, 2, 3):
+            self.send(a, "[PATCH %d/3] %s part %d" % (k, topic, k), self.patch_body(a, 30 + k, 3, 1),
+                      irt=c, mid="reroll-%d@example.org" % k)
+        self.reply(o, "reroll-1@example.org", [c], "[PATCH 1/3] %s part 1" % topic,
+                   ["Reviewed-by: %s <%s>" % o])
+        self.reply(o, "reroll-2@example.org", [c], "[PATCH 2/3] %s part 2" % topic,
+                   ["This one needs a v2.", "", "Reviewed-by: %s <%s>" % o])
+        self.send(a, "[PATCH v2 2/3] %s part 2" % topic, self.patch_body(a, 32, 3, 2),
+                  irt="reroll-2@example.org", refs=[c], mid="reroll-v2-2@example.org")
+        self.reply(o, "reroll-v2-2@example.org", [c, "reroll-2@example.org"],
+                   "[PATCH v2 2/3] %s part 2" % topic, ["Acked-by: %s <%s>" % o])
+
 
 def main():
     args = sys.argv[1:]
@@ -239,6 +258,7 @@ def main():
         g.series(i)
     if hostile:
         g.hostile()
+    g.reroll()
     os.makedirs(os.path.join(out, "linux-rtc"), exist_ok=True)
     # public-inbox wants both lists of the tests: one message there
     os.makedirs(os.path.join(out, "linux-watchdog"), exist_ok=True)
