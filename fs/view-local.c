@@ -328,7 +328,7 @@ void view_local_close(views_t *v)
 struct hits {
 	views_t *v;
 	cache_batch_t *batch;
-	size_t n;
+	size_t n, max;          /* max: 0, no bound */
 	uint32_t hit_flags;     /* flags of a new entry the query found */
 };
 
@@ -355,6 +355,8 @@ static int add_thread_msg(void *arg, const unsigned char *oid, int hit)
 
 	if (atomic_load(&h->v->stop))
 		return ECANCELED;
+	if (h->max && h->n >= h->max)
+		return EFBIG;
 	err = cache_batch_add_stored_flags(h->batch, oid, hit ? h->hit_flags : 0);
 
 	if (err == ENOENT)
@@ -499,11 +501,11 @@ static int git_dates(void *arg, char *const *dates, size_t n, long long *out, ch
 }
 
 int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
-		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
-		      uint64_t *imported, struct local_memo *memo)
+		      size_t max_msgs, cache_batch_t *batch, atomic_ulong *progress,
+		      struct net_res *res, uint64_t *imported, struct local_memo *memo)
 {
 	size_t read_bytes;
-	struct hits h = { .v = v, .batch = batch };
+	struct hits h = { .v = v, .batch = batch, .max = max_msgs };
 	struct local *l = NULL;
 	char *q = NULL, dates[4096];
 	unsigned long gen;

@@ -193,7 +193,7 @@ static void search_local(struct run *r, const char *shown)
 	log_debug("search %s q=%s", shown, r->full_q);
 	if (m)
 		m->full = r->full;
-	r->err = view_local_search(r->v, &r->src, r->full_q, r->threads, r->batch,
+	r->err = view_local_search(r->v, &r->src, r->full_q, r->threads, 0, r->batch,
 				   &r->l->progress, &r->res, &r->imported, m);
 	if (!r->err && !(r->err = cache_batch_flush(r->batch)) && m && m->next_q) {
 		free(m->q);     /* stored: what the next search compares */

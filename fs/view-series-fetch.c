@@ -25,8 +25,8 @@
  * records wait, for a mount that asks).  A fetch that no source answered
  * (a dead server, an unmount) is asked again at the next kick; a busy
  * server ends the view's turn.  Bounds: the queue holds each view once; a
- * remote fetch stops after FETCH_MAX_MSGS messages (a local one reads the
- * thread as a threads/ view does); a Message-ID that could not name a
+ * fetch stops after FETCH_MAX_MSGS messages of a source (what came stays);
+ * a Message-ID that could not name a
  * thread (view_mid_ok) is never asked; a Date to come counts as now.
  */
 #include <errno.h>
@@ -325,8 +325,8 @@ static int fetch_thread(views_t *v, const struct settings *set, const char *mid,
 		} else {
 			uint64_t imported;
 
-			err = view_local_search(v, &src, q, THREADS_ON, batch, &progress, &res,
-						&imported, NULL);
+			err = view_local_search(v, &src, q, THREADS_ON, FETCH_MAX_MSGS, batch,
+						&progress, &res, &imported, NULL);
 		}
 		if (err && err != ENOENT)
 			log_debug("series: thread of <%s> from %s: %s", mid, shown,

@@ -306,10 +306,11 @@ struct local_memo {
 	int threads;            /* the threads setting q was searched with */
 };
 /* threads: THREADS_* (settings.h): whole threads of the matches, the
- * matches flagged with flag-hits */
+ * matches flagged with flag-hits; max_msgs: EFBIG after that many
+ * messages (0: no bound, a view's own search) */
 int view_local_search(views_t *v, const struct net_source *src, const char *query, int threads,
-		      cache_batch_t *batch, atomic_ulong *progress, struct net_res *res,
-		      uint64_t *imported, struct local_memo *memo);
+		      size_t max_msgs, cache_batch_t *batch, atomic_ulong *progress,
+		      struct net_res *res, uint64_t *imported, struct local_memo *memo);
 void view_local_close(views_t *v);
 /* Index messages of the store (n blob ids) that came from remote source
  * `url`, in a background thread; searched as source "cache:URL". */
