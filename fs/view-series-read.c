@@ -36,7 +36,9 @@ int views_series_each(views_t *v, uint64_t id, int (*fn)(void *arg, const char *
 {
 	struct each_ctx e = { fn, arg };
 
-	return cache_series_each(v->cache, id, "N", 1, each_name, &e);
+	/* by the small "I" records (one for each "N", written with it): the
+	 * "N" ones hold am.mbx, and a walk of them faults a page of each */
+	return cache_series_each(v->cache, id, "I", 1, each_name, &e);
 }
 
 int views_series_mtime(views_t *v, uint64_t id, int64_t *mtime)

@@ -527,7 +527,7 @@ static int update(struct upd *u)
 	GPtrArray *put_list, *del_list;
 	void *val;
 	size_t vlen;
-	int err;
+	int err, other = 0;
 
 	/* the view's messages, hidden ones too, and the rest of the threads
 	 * it holds part of (its holder's: view-series-fetch.c) */
@@ -553,9 +553,7 @@ static int update(struct upd *u)
 			   !memcmp(old.sig, st.sig, 20);
 
 		/* another leifs's threads are read again */
-		if (vlen != sizeof(old) || old.version != SER_VERSION)
-			g_hash_table_remove_all(u->tn.by_sig);
-
+		other = vlen != sizeof(old) || old.version != SER_VERSION;
 		free(val);
 		if (same)
 			goto out;
@@ -563,6 +561,13 @@ static int update(struct upd *u)
 		goto out;
 	}
 	err = 0;        /* no stamp yet: a first update (of a view empty so far, too) */
+	u->changed = 1;
+	/* what the last update made, read only now: a listing of a view
+	 * that did not change reads the stamp alone */
+	if ((err = cache_series_each(c, u->id, "N", 1, add_old, &u->old)) ||
+	    (!other && (err = cache_series_each(c, u->id, "T", 1, add_thread, &u->tn))) ||
+	    (err = ser_fetch_load(u)))
+		goto out;
 	/* thread them: every id a message names is one node */
 	if (!(u->facts = calloc(u->m.n ? u->m.n : 1, sizeof(*u->facts)))) {
 		err = ENOMEM;
@@ -747,8 +752,22 @@ int views_series_update(views_t *v, uint64_t id)
 {
 	struct upd u = { .v = v, .id = id, .now = time(NULL),
 			 .lim = { .max_msgs = 5000, .max_patches = 9999 } };
+	unsigned i, seen = SERIES_SEEN;
+	uint64_t txn;
 	int err;
 
+	pthread_mutex_lock(&v->series);
+	/* nothing written to the cache since the series were found up to
+	 * date: a listing reads no entry (a walk of a big view's is the
+	 * cost of a warm `ls series/`) */
+	txn = cache_last_txn(v->cache);
+	for (i = 0; i < SERIES_SEEN && seen == SERIES_SEEN; i++)
+		if (v->series_seen[i].id == id)
+			seen = i;
+	if (txn && seen < SERIES_SEEN && v->series_seen[seen].txn == txn) {
+		pthread_mutex_unlock(&v->series);
+		return 0;
+	}
 	u.w.put = g_ptr_array_new_with_free_func(rec_free);
 	u.w.del = g_ptr_array_new_with_free_func(rec_free);
 	u.old.revs = g_ptr_array_new_with_free_func(old_free);
@@ -760,11 +779,15 @@ int views_series_update(views_t *v, uint64_t id)
 	u.revsets = g_ptr_array_new();
 	u.forget = g_array_new(FALSE, FALSE, 1);
 	u.own_mids = g_hash_table_new(g_str_hash, g_str_equal);     /* facts' */
-	pthread_mutex_lock(&v->series);
-	if (!(err = cache_series_each(v->cache, id, "N", 1, add_old, &u.old)) &&
-	    !(err = cache_series_each(v->cache, id, "T", 1, add_thread, &u.tn)) &&
-	    !(err = ser_fetch_load(&u)))
-		err = update(&u);
+	err = update(&u);
+	/* up to date as of txn only if nothing at all was written meanwhile
+	 * (its own write too: the next listing finds the stamp and says so) */
+	if (!err && txn && cache_last_txn(v->cache) == txn) {
+		if (seen == SERIES_SEEN)
+			seen = v->series_seen_next++ % SERIES_SEEN;
+		v->series_seen[seen].id = id;
+		v->series_seen[seen].txn = txn;
+	}
 	pthread_mutex_unlock(&v->series);
 	upd_free(&u);
 	/* threads to fetch the rest of, queued now or by an earlier mount */

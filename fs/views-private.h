@@ -15,6 +15,7 @@
 
 /* refusals queries/.status keeps */
 #define REFUSALS_KEPT 20
+#define SERIES_SEEN 32     /* views whose series up-to-dateness is remembered */
 
 #include "fs/settings.h"
 #include "fs/views.h"
@@ -152,6 +153,11 @@ struct views {
 				 * never taken under lock */
 	pthread_mutex_t series; /* one update of a series table at a time
 				 * (view-series.c); never taken under lock */
+	struct {                /* views whose series were found up to date
+				 * as of the cache's write `txn`; series */
+		uint64_t id, txn;
+	} series_seen[SERIES_SEEN];
+	unsigned series_seen_next;
 	struct index_job *jobs; /* for the indexer thread; protected by lock */
 	pthread_t indexer;
 	int indexer_running;    /* protected by lock */
