@@ -725,6 +725,7 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 		g_hash_table_iter_init(&it, b.msgid_map);
 		while (g_hash_table_iter_next(&it, &k, &v)) {
 			struct lmsg *p = v;
+			GHashTable *said;
 			int carried = 0;
 
 			if (!p->has_diff || p->reply || p->revision == revision ||
@@ -737,14 +738,25 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 			}
 			if (carried)
 				continue;
+			/* each once (trailer_eq's key): a partial reroll
+			 * reads the follow-ups for two revisions */
+			said = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 			for (q = 0; q < p->followup_trailers->len; q++) {
-				GString *w = g_string_new(NULL);
+				struct trailer *t = p->followup_trailers->pdata[q];
+				char *lv = g_utf8_strdown(t->value, -1);
+				char *key = g_strconcat(t->lname, "\n", lv, NULL);
+				GString *w;
 
+				g_free(lv);
+				if (!g_hash_table_add(said, key))
+					continue;
+				w = g_string_new(NULL);
 				g_string_printf(w, "trailer given to v%d's patch %d/%d, not carried: ",
 						p->revision, p->counter, p->expected);
-				trailer_line(own, w->str, p->followup_trailers->pdata[q]);
+				trailer_line(own, w->str, t);
 				g_string_free(w, TRUE);
 			}
+			g_hash_table_destroy(said);
 		}
 		r->info = g_string_free(own, FALSE);
 	}

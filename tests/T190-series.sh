@@ -166,6 +166,7 @@ test_expect_success 'a partial reroll has the patches it did not resend from the
 	printf "Subject: [PATCH v2 %d/3] rtc: ds1307: partial reroll part %d\n" 1 1 2 2 3 3 >want &&
 	test_cmp want subjects && grep -q "^Acked-by: Guenter Roeck" "$S/$v2/am.mbx" &&
 	[ "$(grep -c "^Reviewed-by: Guenter Roeck" "$S/$v2/am.mbx")" = 1 ] &&
+	[ "$(grep -c "^warning: trailer given to v1.s patch 2/3, not carried: Reviewed-by" "$S/$v2/info")" = 1 ] &&
 	[ "$(field "$v1" newer)" = "$v2" ] && [ "$(field "$v1" patches)" = 3/3 ]
 '
 test_expect_success 'threads that lie: warnings, and no series made of nothing' '
