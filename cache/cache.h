@@ -177,9 +177,6 @@ int cache_view_create(cache_t *c, const char *name, const char *query,
 int cache_view_get(cache_t *c, const char *name, struct cache_view *out);
 /* The same by id (its name may have changed meanwhile: a rename). */
 int cache_view_get_id(cache_t *c, uint64_t id, struct cache_view *out);
-/* The id of the last write committed to the cache, by any process (0: not
- * known): the same twice, nothing was written in between. */
-uint64_t cache_last_txn(cache_t *c);
 /* Call fn for each view in name order; a non-zero return stops and is
  * returned.  `v` is valid only during the call. */
 int cache_view_each(cache_t *c, int (*fn)(void *arg, const struct cache_view *v),

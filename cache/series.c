@@ -4,9 +4,9 @@
  * follow-ups, the cover letter found), LoreSeries.add_patch, get_slug and
  * get_am_ready, and make_am's cover, base-commit and warnings.  Messages
  * are taken in date order (b4 takes them in the order of its mailbox; an
- * mbox written in date order gives the same).  Left out, with a warning
- * where b4 would act: the partial reroll b4 reconstitutes from an older
- * revision.
+ * mbox written in date order gives the same).  A partial reroll is
+ * reconstituted from the revision before, as b4 does unless
+ * --no-partial-reroll, with a warning.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,7 +90,6 @@ struct lseries {
 	int revision, expected;
 	GPtrArray *patches;     /* of struct lmsg * (not owned), [0]: the cover */
 	int complete, has_cover;
-	int partial_reroll;     /* b4's: complete only with another's patches */
 	GString *rerolled;      /* the numbers taken from the revision before */
 	int rerolled_from, rerolled_cover;
 	char *base_commit, *change_id, *subject;
@@ -301,9 +300,9 @@ static void add_trailers(GPtrArray *to, GPtrArray *from)
 }
 
 /* revisions a partial reroll reaches down, at most (b4: all, one call
- * deeper each; a thread of thousands of revisions would take as many
- * frames) */
-#define REROLL_DEPTH 64
+ * deeper each, every one reading the follow-ups again: a hostile thread of
+ * a thousand chained revisions would cost that many times its replies) */
+#define REROLL_DEPTH 8
 
 static struct lseries *get_series(struct mailbox *b, int revision, int depth);
 
@@ -332,8 +331,6 @@ static void partial_reroll(struct mailbox *b, int revision, int depth)
 
 	if (revision <= 1 || !g_hash_table_contains(b->series, GINT_TO_POINTER(revision - 1)))
 		return;
-	if (!(ps = get_series(b, revision - 1, depth + 1)))
-		return;
 	for (at = 0; at < s->patches->len; at++) {
 		struct lmsg *p = s->patches->pdata[at], *pp;
 		int walk, found = 0;
@@ -354,6 +351,11 @@ static void partial_reroll(struct mailbox *b, int revision, int depth)
 		if (!found)
 			return;
 	}
+	/* b4 makes v(N-1) first; its trailers, read again for v(N), are
+	 * the same once deduplicated, so a thread that is no partial reroll
+	 * is spared it */
+	if (!(ps = get_series(b, revision - 1, depth + 1)))
+		return;
 	for (at = 0; at < s->patches->len; at++) {
 		struct lmsg *p = s->patches->pdata[at], *pp;
 
@@ -377,7 +379,7 @@ static void partial_reroll(struct mailbox *b, int revision, int depth)
 	for (at = 1; at < s->patches->len && s->patches->pdata[at]; at++)
 		;
 	if (at == s->patches->len) {
-		s->complete = s->partial_reroll = 1;
+		s->complete = 1;
 		if (s->patches->pdata[0])
 			s->has_cover = 1;
 		g_free(s->subject);
@@ -414,8 +416,8 @@ static struct lseries *get_series(struct mailbox *b, int revision, int depth)
 			if (pot && pot->has_diffstat && !pot->has_diff) {
 				s->patches->pdata[0] = pot;
 				s->has_cover = 1;
+				break;
 			}
-			break;
 		}
 	}
 	for (i = 0; i < b->followups->len; i++) {
@@ -597,6 +599,16 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* whether t is not in said yet (trailer_eq's key); adds it */
+static int say_once(GHashTable *said, const struct trailer *t)
+{
+	char *lv = g_utf8_strdown(t->value, -1);
+	char *key = g_strconcat(t->lname, "\n", lv, NULL);
+
+	g_free(lv);
+	return g_hash_table_add(said, key);
+}
+
 static void trailer_line(GString *s, const char *what, const struct trailer *t)
 {
 	g_string_append_printf(s, "warning: %s", what);
@@ -710,10 +722,16 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 		g_string_append(own, info->str);
 		if (s->has_cover && s->patches->pdata[0]) {
 			struct lmsg *c = s->patches->pdata[0];
+			GHashTable *said = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
+			/* each once, as b4's note (a partial reroll's cover
+			 * had its follow-ups read for two revisions) */
 			for (j = 0; j < c->followup_trailers->len; j++)
-				trailer_line(own, "trailer sent to the cover letter, not applied "
-					     "(b4 am -t applies it): ", c->followup_trailers->pdata[j]);
+				if (say_once(said, c->followup_trailers->pdata[j]))
+					trailer_line(own, "trailer sent to the cover letter, not "
+						     "applied (b4 am -t applies it): ",
+						     c->followup_trailers->pdata[j]);
+			g_hash_table_destroy(said);
 		}
 		for (j = 0; j < s->mismatches->len; j++) {
 			struct trailer *t = s->mismatches->pdata[j];
@@ -743,12 +761,9 @@ static int render(struct lmsg **all, size_t n, const struct series_limits *lim, 
 			said = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 			for (q = 0; q < p->followup_trailers->len; q++) {
 				struct trailer *t = p->followup_trailers->pdata[q];
-				char *lv = g_utf8_strdown(t->value, -1);
-				char *key = g_strconcat(t->lname, "\n", lv, NULL);
 				GString *w;
 
-				g_free(lv);
-				if (!g_hash_table_add(said, key))
+				if (!say_once(said, t))
 					continue;
 				w = g_string_new(NULL);
 				g_string_printf(w, "trailer given to v%d's patch %d/%d, not carried: ",

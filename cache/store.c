@@ -460,13 +460,6 @@ uint64_t cache_version(cache_t *c)
  * again (its MDB_val pointers stay valid: committed pages never change
  * under a live reader) takes a minor fault.
  */
-uint64_t cache_last_txn(cache_t *c)
-{
-	MDB_envinfo info;
-
-	return mdb_env_info(c->env, &info) ? 0 : (uint64_t)info.me_last_txnid;
-}
-
 void cache_drop_mappings(cache_t *c)
 {
 	MDB_envinfo info;

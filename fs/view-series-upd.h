@@ -69,7 +69,6 @@ struct upd {
 	GArray *forget;         /* holder messages of threads the view left
 				 * (oids, CACHE_OID_LEN each) */
 	GHashTable *own_mids;   /* the Message-IDs of the view's own */
-	int changed;            /* the stamp differed: the series were made */
 	int absent;             /* a message not stored yet: nothing is
 				 * forgotten, nothing stamped */
 	GHashTable *fetches;    /* Message-ID -> struct fetch_rec * (loaded) */

@@ -561,7 +561,6 @@ static int update(struct upd *u)
 		goto out;
 	}
 	err = 0;        /* no stamp yet: a first update (of a view empty so far, too) */
-	u->changed = 1;
 	/* what the last update made, read only now: a listing of a view
 	 * that did not change reads the stamp alone */
 	if ((err = cache_series_each(c, u->id, "N", 1, add_old, &u->old)) ||
@@ -760,12 +759,14 @@ int views_series_update(views_t *v, uint64_t id)
 	/* nothing written to the cache since the series were found up to
 	 * date: a listing reads no entry (a walk of a big view's is the
 	 * cost of a warm `ls series/`) */
-	txn = cache_last_txn(v->cache);
+	txn = cache_version(v->cache);
 	for (i = 0; i < SERIES_SEEN && seen == SERIES_SEEN; i++)
 		if (v->series_seen[i].id == id)
 			seen = i;
 	if (txn && seen < SERIES_SEEN && v->series_seen[seen].txn == txn) {
 		pthread_mutex_unlock(&v->series);
+		/* a refetch may be due, or a fetch no source answered */
+		view_series_fetch_kick(v, id);
 		return 0;
 	}
 	u.w.put = g_ptr_array_new_with_free_func(rec_free);
@@ -782,7 +783,7 @@ int views_series_update(views_t *v, uint64_t id)
 	err = update(&u);
 	/* up to date as of txn only if nothing at all was written meanwhile
 	 * (its own write too: the next listing finds the stamp and says so) */
-	if (!err && txn && cache_last_txn(v->cache) == txn) {
+	if (!err && txn && cache_version(v->cache) == txn) {
 		if (seen == SERIES_SEEN)
 			seen = v->series_seen_next++ % SERIES_SEEN;
 		v->series_seen[seen].id = id;

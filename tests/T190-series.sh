@@ -167,7 +167,10 @@ test_expect_success 'a partial reroll has the patches it did not resend from the
 	test_cmp want subjects && grep -q "^Acked-by: Guenter Roeck" "$S/$v2/am.mbx" &&
 	[ "$(grep -c "^Reviewed-by: Guenter Roeck" "$S/$v2/am.mbx")" = 1 ] &&
 	[ "$(grep -c "^warning: trailer given to v1.s patch 2/3, not carried: Reviewed-by" "$S/$v2/info")" = 1 ] &&
-	[ "$(field "$v1" newer)" = "$v2" ] && [ "$(field "$v1" patches)" = 3/3 ]
+	[ "$(field "$v1" newer)" = "$v2" ] && [ "$(field "$v1" patches)" = 3/3 ] &&
+	f2=$(name_of reroll1-cover@example.org 2) && [ "$(field "$f2" patches)" = 3/3 ] &&
+	grep -q "^Subject: \[PATCH 0/3\] rtc: ds1307: first rerolled" "$S/$f2/cover" &&
+	[ "$(grep -c "^warning: trailer sent to the cover letter" "$S/$f2/info")" = 1 ]
 '
 test_expect_success 'threads that lie: warnings, and no series made of nothing' '
 	h=$(name_of hostile-cover@example.org 1) &&

@@ -237,6 +237,17 @@ class Gen:
                   irt="reroll-2@example.org", refs=[c], mid="reroll-v2-2@example.org")
         self.reply(o, "reroll-v2-2@example.org", [c, "reroll-2@example.org"],
                    "[PATCH v2 2/3] %s part 2" % topic, ["Acked-by: %s <%s>" % o])
+        # v2 of 1/3 alone: b4 takes v1's cover as found from the copy of
+        # 2/3 (1/3 replies to no cover); the cover's trailer is noted once
+        topic = "rtc: ds1307: first rerolled"
+        c = self.send(a, "[PATCH 0/3] %s" % topic, self.cover_body(a, 3, 1, "3" * 40, "reroll-2"),
+                      mid="reroll1-cover@example.org")
+        for k in (1, 2, 3):
+            self.send(a, "[PATCH %d/3] %s part %d" % (k, topic, k), self.patch_body(a, 40 + k, 3, 1),
+                      irt=c, mid="reroll1-%d@example.org" % k)
+        self.reply(o, c, [], "[PATCH 0/3] %s" % topic, ["Acked-by: %s <%s>" % o])
+        self.send(a, "[PATCH v2 1/3] %s part 1" % topic, self.patch_body(a, 41, 3, 2),
+                  irt="reroll1-1@example.org", refs=[c], mid="reroll1-v2-1@example.org")
 
 
 def main():

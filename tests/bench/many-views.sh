@@ -18,13 +18,11 @@ if [ ! -x "$SHARED_DIR/corpus/pi-serve" ]; then
 fi
 command -v lei >/dev/null || { echo "many-views.sh: skipped (no lei)"; exit 0; }
 
+# the slice as the tests build it, under their lock (lib-pi.sh)
 CORPUS_W="$TEST_DIR/.corpus-cache/n$N"
-mkdir -p "$CORPUS_W"
-if [ ! -e "$CORPUS_W/.built" ] || [ -s "$CORPUS_W/httpd.pid" ]; then
-	echo "building the $N-message slice..." >&2
-	"$SHARED_DIR/corpus/pi-serve" -n "$N" -p "$(free_port)" "$CORPUS_W" >/dev/null &&
-		pi_stop "$CORPUS_W" || exit 1
-fi
+mkdir -p "$CORPUS_W" "$TEST_DIR/trash"
+[ -e "$CORPUS_W/.built" ] || echo "building the $N-message slice..." >&2
+( flock 9 && corpus_build "$N" ) 9>"$TEST_DIR/trash/.lock-corpus-n$N" || exit 1
 # public-inbox-httpd with its usual app, each request line logged
 LOG="$TRASH/access.log"
 cat >"$TRASH/log.psgi" <<EOF
@@ -56,7 +54,11 @@ n = int(sys.argv[1])
 c = collections.Counter()
 for line in sys.stdin.buffer:
     if line.startswith(b"Subject: "):
-        s = line[9:].decode("utf-8", "replace").lower()
+        raw = line[9:].decode("utf-8", "replace").strip()
+        try:
+            s = str(email.header.make_header(email.header.decode_header(raw))).lower()
+        except Exception:
+            s = raw.lower()
         c.update(set(w for w in re.findall(r"[a-z][a-z0-9_]{3,}", s)))
 for w, _ in c.most_common(n):
     print("s:" + w)' "$VIEWS" >"$TRASH/queries"
@@ -64,7 +66,7 @@ nq=$(wc -l <"$TRASH/queries")
 
 M="$TRASH/mnt"; mkdir -p "$M"
 "$SRC_DIR/leifs" -o "source=$URL,cache=$TRASH/cache,timeout=300,first_wait=300,refresh=100000" "$M" || exit 1
-test_atexit "fusermount3 -u -z $M"
+test_atexit "fusermount3 -u -z '$M'"
 t0=$(now)
 while read -r q; do
 	mkdir "$M/queries/$q" && ls -f "$M/queries/$q/cur" >/dev/null || exit 1
@@ -79,7 +81,7 @@ k=0
 while read -r q; do
 	k=$((k + 1))
 	lei_env lei q -q --no-import-remote --no-local --only "$URL" -o "$TRASH/lei-out/$k" "$q" \
-		2>/dev/null || exit 1
+		</dev/null 2>/dev/null || exit 1
 done <"$TRASH/queries"
 t_lei_fill=$(calc "$(now) - $t0")
 
