@@ -219,16 +219,21 @@ class Gen:
         self.send(a, "[PATCH]  rtc:\thostile  spacing", self.patch_body(a, 7, 1, 1),
                   mid="hostile-spacing@example.org")
 
+    def three(self, a, topic, base, change, tag, k0):
+        """a v1 of three patches and a cover, <TAG-cover>, <TAG-1>...: the cover's id"""
+        c = self.send(a, "[PATCH 0/3] %s" % topic, self.cover_body(a, 3, 1, base, change),
+                      mid="%s-cover@example.org" % tag)
+        for k in (1, 2, 3):
+            self.send(a, "[PATCH %d/3] %s part %d" % (k, topic, k), self.patch_body(a, k0 + k, 3, 1),
+                      irt=c, mid="%s-%d@example.org" % (tag, k))
+        return c
+
     def reroll(self):
         """a partial reroll: v2 resends only 2/3, in reply to v1's 2/3 (b4
         am takes v1's 1/3 and 3/3, and v1's cover, for the rest)"""
         a, o = PEOPLE[3], PEOPLE[1]
         topic = "rtc: ds1307: partial reroll"
-        c = self.send(a, "[PATCH 0/3] %s" % topic, self.cover_body(a, 3, 1, "2" * 40, "reroll-1"),
-                      mid="reroll-cover@example.org")
-        for k in (1, 2, 3):
-            self.send(a, "[PATCH %d/3] %s part %d" % (k, topic, k), self.patch_body(a, 30 + k, 3, 1),
-                      irt=c, mid="reroll-%d@example.org" % k)
+        c = self.three(a, topic, "2" * 40, "reroll-1", "reroll", 30)
         self.reply(o, "reroll-1@example.org", [c], "[PATCH 1/3] %s part 1" % topic,
                    ["Reviewed-by: %s <%s>" % o])
         self.reply(o, "reroll-2@example.org", [c], "[PATCH 2/3] %s part 2" % topic,
@@ -240,11 +245,7 @@ class Gen:
         # v2 of 1/3 alone: b4 takes v1's cover as found from the copy of
         # 2/3 (1/3 replies to no cover); the cover's trailer is noted once
         topic = "rtc: ds1307: first rerolled"
-        c = self.send(a, "[PATCH 0/3] %s" % topic, self.cover_body(a, 3, 1, "3" * 40, "reroll-2"),
-                      mid="reroll1-cover@example.org")
-        for k in (1, 2, 3):
-            self.send(a, "[PATCH %d/3] %s part %d" % (k, topic, k), self.patch_body(a, 40 + k, 3, 1),
-                      irt=c, mid="reroll1-%d@example.org" % k)
+        c = self.three(a, topic, "3" * 40, "reroll-2", "reroll1", 40)
         self.reply(o, c, [], "[PATCH 0/3] %s" % topic, ["Acked-by: %s <%s>" % o])
         self.send(a, "[PATCH v2 1/3] %s part 1" % topic, self.patch_body(a, 41, 3, 2),
                   irt="reroll1-1@example.org", refs=[c], mid="reroll1-v2-1@example.org")
