@@ -42,6 +42,10 @@ struct cache_batch {
 	uint32_t next_flags;    /* for the item cache_batch_add queues next */
 	int64_t delta[3];       /* entries added by where, in the flush's txn */
 	int share;              /* the view shares flags (keywords.c) */
+	unsigned char *held;    /* the view's blob ids when add_stored began,
+				 * sorted (see load_held) */
+	size_t nheld;
+	int held_loaded;
 };
 
 void cache_batch_share(cache_batch_t *b, int on)
@@ -97,6 +101,7 @@ void cache_batch_free(cache_batch_t *b)
 		return;
 	drop_items(b);
 	free(b->items);
+	free(b->held);
 	free(b->source);
 	free(b);
 }
@@ -166,6 +171,33 @@ static void dedupe_key(cache_batch_t *b, struct item *it, const char *raw, size_
 	}
 }
 
+/* the item into the batch (its raw taken over), flushed when full */
+static int queue(cache_batch_t *b, struct item *it)
+{
+	int rc;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct item *p = realloc(b->items, cap * sizeof(*p));
+
+		if (!p) {
+			if (!it->borrowed)
+				free(it->raw);
+			return ENOMEM;
+		}
+		b->items = p;
+		b->cap = cap;
+	}
+	b->items[b->n++] = *it;
+	if (b->bytes >= BATCH_MAX_BYTES || b->n >= BATCH_MAX_ITEMS) {
+		rc = cache_batch_flush(b);
+		if (it->borrowed && b->n)
+			drop_items(b);  /* not kept past the caller's bytes */
+		return rc;
+	}
+	return 0;
+}
+
 int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 {
 	struct item it = { .len = len, .flags = b->next_flags };
@@ -207,26 +239,7 @@ int cache_batch_add(cache_batch_t *b, const char *raw, size_t len)
 		b->bytes += len;
 	}
 	dedupe_key(b, &it, raw, len);
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct item *p = realloc(b->items, cap * sizeof(*p));
-
-		if (!p) {
-			if (!it.borrowed)
-				free(it.raw);
-			return ENOMEM;
-		}
-		b->items = p;
-		b->cap = cap;
-	}
-	b->items[b->n++] = it;
-	if (b->bytes >= BATCH_MAX_BYTES || b->n >= BATCH_MAX_ITEMS) {
-		rc = cache_batch_flush(b);
-		if (it.borrowed && b->n)
-			drop_items(b);  /* not kept past the caller's bytes */
-		return rc;
-	}
-	return 0;
+	return queue(b, &it);
 }
 
 int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid)
@@ -234,31 +247,105 @@ int cache_batch_add_stored(cache_batch_t *b, const unsigned char *oid)
 	return cache_batch_add_stored_flags(b, oid, 0);
 }
 
+/* A local search answers every hit of its query again at each refresh
+ * (200,000 at a time): a lookup each (a read transaction, two b-tree
+ * descents whose pages fault back in after every drop of the mappings)
+ * cost ~100 us a hit.  So the view's blob ids are read once, in one walk
+ * of its entries (keyed view id + blob id: already sorted), and a hit the
+ * view held then is known at the cost of a binary search; any other is
+ * looked up as before, so what was written since is seen.  Hidden
+ * entries are held too: the view has them. */
+#define HELD_AFTER 256
+static int load_held(cache_batch_t *b)
+{
+	unsigned char pfx[8];
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	size_t cap = 0, n = 0;
+	int rc, err = 0;
+
+	b->held_loaded = 1;
+	cache_key_id(pfx, b->view);
+	if ((rc = cache_rd_begin(b->c, &txn)))
+		return rc;
+	if ((rc = cache_cursor_open(txn, b->c->entry, &cur))) {
+		cache_rd_end(txn);
+		return rc;
+	}
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE));
+	while (!rc && k.mv_size == 8 + CACHE_OID_LEN && !memcmp(k.mv_data, pfx, 8)) {
+		if (n == cap) {
+			unsigned char *p;
+
+			cap = cap ? 2 * cap : 1024;
+			if (!(p = realloc(b->held, cap * CACHE_OID_LEN))) {
+				err = ENOMEM;
+				break;
+			}
+			b->held = p;
+		}
+		memcpy(b->held + n++ * CACHE_OID_LEN, (const char *)k.mv_data + 8, CACHE_OID_LEN);
+		rc = cache_errno(mdb_cursor_get(cur, &k, &d, MDB_NEXT));
+		if (n % (16 * DROP_EVERY) == 0)
+			cache_drop_mappings(b->c);
+	}
+	if (!err && rc && rc != ENOENT)
+		err = rc;
+	cache_cursor_close(cur);
+	cache_rd_end(txn);
+	cache_drop_mappings(b->c);
+	b->nheld = err ? 0 : n;
+	return err;
+}
+
+static int cmp_oid(const void *a, const void *b)
+{
+	return memcmp(a, b, CACHE_OID_LEN);
+}
+
 int cache_batch_add_stored_flags(cache_batch_t *b, const unsigned char *oid, uint32_t flags)
 {
-	struct item it = { 0 };
-	size_t len;
-	char *raw;
+	struct item it = { .flags = flags };
 	int has, stored, rc;
+	char *raw = NULL;
 
+	/* after a few lookups: a search that answers a few (what came since
+	 * its last one) need not walk the whole view */
+	if (!b->full && !b->source && b->lookups >= HELD_AFTER) {
+		if (!b->held_loaded && (rc = load_held(b)))
+			return rc;
+		if (b->nheld && bsearch(oid, b->held, b->nheld, CACHE_OID_LEN, cmp_oid)) {
+			b->known++;
+			return 0;
+		}
+	}
 	memcpy(it.oid, oid, CACHE_OID_LEN);
 	if (++b->lookups % DROP_EVERY == 0)
 		cache_drop_mappings(b->c);
 	if ((rc = lookup(b, &it, &has, &stored)))
 		return rc;
-	if (has && !b->full) {
+	if (has) {
 		b->known++;
-		return 0;
+		if (!b->full)
+			return 0;
+		it.touch = 1;
 	}
 	if (!stored)
 		return ENOENT;
-	if ((rc = cache_msg_get(b->c, oid, &raw, &len)))
+	/* the store has the bytes: the item carries its record's date and
+	 * hash; only a Message-ID dedupe needs the message itself */
+	if (b->dedupe == CACHE_DEDUPE_MID) {
+		if ((rc = cache_msg_get(b->c, oid, &raw, &it.len)))
+			return rc;
+	} else if ((rc = cache_msg_size(b->c, oid, &it.len))) {
 		return rc;
-	b->next_flags = flags;
-	rc = cache_batch_add(b, raw, len);
-	b->next_flags = 0;
+	}
+	dedupe_key(b, &it, raw, it.len);
 	free(raw);
-	return rc;
+	return queue(b, &it);
 }
 
 /* Take the item's dedupe key for it: *other is set if another copy

@@ -60,6 +60,17 @@ int cache_index_search(cache_index_t *x, const char *query,
 int cache_index_search_threads(cache_index_t *x, const char *query, int threads,
 			       int (*fn)(void *arg, const unsigned char *oid, int hit),
 			       void *arg, char *why, size_t whylen);
+/* The same over what was indexed after mark `after` (0: everything):
+ * the new documents' matches and, with `threads`, the whole threads of
+ * those and of every thread a new document joined that holds a match (a
+ * reply to an old match, threads merged by a new message), so that what
+ * it adds to a view holding the answer at `after` makes the view hold
+ * the whole answer now.  *mark (if given): what to pass next time.
+ * Documents never change their terms once indexed, so an old document's
+ * answer is the old one. */
+int cache_index_search_since(cache_index_t *x, const char *query, int threads, uint64_t after,
+			     uint64_t *mark, int (*fn)(void *arg, const unsigned char *oid, int hit),
+			     void *arg, char *why, size_t whylen);
 /* An index made before thread ids: thread every document, once, reading
  * its message with get (0, or an errno: the message is gone and only its
  * own Message-IDs thread it); a no-op for a threaded index.  *threaded:

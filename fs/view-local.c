@@ -329,6 +329,7 @@ struct hits {
 	views_t *v;
 	cache_batch_t *batch;
 	size_t n, max;          /* max: 0, no bound */
+	size_t missing;         /* found in the index, not yet in the store */
 	uint32_t hit_flags;     /* flags of a new entry the query found */
 };
 
@@ -359,8 +360,10 @@ static int add_thread_msg(void *arg, const unsigned char *oid, int hit)
 		return EFBIG;
 	err = cache_batch_add_stored_flags(h->batch, oid, hit ? h->hit_flags : 0);
 
-	if (err == ENOENT)
-		return 0;       /* indexed, but its import did not commit: next time */
+	if (err == ENOENT) {
+		h->missing++;   /* indexed, but its import did not commit: next time */
+		return 0;
+	}
 	h->n++;
 	return err;
 }
@@ -509,6 +512,7 @@ int view_local_search(views_t *v, const struct net_source *src, const char *quer
 	struct local *l = NULL;
 	char *q = NULL, dates[4096];
 	unsigned long gen;
+	uint64_t after, mark = 0;
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -557,11 +561,18 @@ int view_local_search(views_t *v, const struct net_source *src, const char *quer
 	}
 	/* the whole thread of every match, as public-inbox-httpd's t=1: a
 	 * new reply in the thread of an earlier match comes with the next
-	 * refresh (a local search is never bounded by dt:) */
-	err = cache_index_search_threads(l->idx, q, threads != THREADS_OFF, add_thread_msg, &h,
-					 res->error, sizeof(res->error));
+	 * refresh (a local search is never bounded by dt:).  The same query
+	 * as the view's last search of it, which took all it found: only
+	 * what was indexed since (a refresh costs what came, not the view) */
+	after = memo && !memo->full && memo->q && memo->threads == threads &&
+		!strcmp(memo->q, q) ? memo->mark : 0;
+	err = cache_index_search_since(l->idx, q, threads != THREADS_OFF, after, &mark,
+				       add_thread_msg, &h, res->error, sizeof(res->error));
 	res->messages = h.n;
-	if (!err && memo) {
+	/* a hit not in the store yet comes with the next search, which must
+	 * look from where this one did */
+	if (!err && memo && !h.missing) {
+		memo->next_mark = mark;
 		memo->next_gen = gen;
 		memo->threads = threads;
 		free(memo->next_q);

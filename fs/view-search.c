@@ -183,9 +183,10 @@ static struct local_memo *memo_get(struct run *r)
 	return m;
 }
 
-/* an archive on disk or cache:URL: view-local.c, the whole query every
- * time (an import may bring mail of any date, so a dt: bound would miss
- * it; what the view has is skipped cheaply) */
+/* an archive on disk or cache:URL: view-local.c, never bounded by dt:
+ * (an import may bring mail of any date, so a dt: bound would miss it);
+ * the memo makes a search of an unchanged query look only at what was
+ * indexed since the last one */
 static void search_local(struct run *r, const char *shown)
 {
 	struct local_memo *m = memo_get(r);
@@ -199,6 +200,7 @@ static void search_local(struct run *r, const char *shown)
 		free(m->q);     /* stored: what the next search compares */
 		m->q = m->next_q;
 		m->gen = m->next_gen;
+		m->mark = m->next_mark;
 		m->next_q = NULL;
 	}
 }

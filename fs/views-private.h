@@ -310,6 +310,8 @@ struct local_memo {
 	unsigned long gen, next_gen;
 	char *q, *next_q;
 	int threads;            /* the threads setting q was searched with */
+	uint64_t mark, next_mark; /* the index's mark then (the next search
+				 * of q looks only at what came after it) */
 };
 /* threads: THREADS_* (settings.h): whole threads of the matches, the
  * matches flagged with flag-hits; max_msgs: EFBIG after that many

@@ -272,4 +272,32 @@ test_expect_success 'the index: a reply before its parent, then a merge (index-t
 	[ "$(wc -l <t4)" = 5 ] && [ "$(grep -c "^\*" t4)" = 3 ]
 '
 
+# since MARK_FILE QUERY FILE...: FILEs indexed into db2, then what a search
+# since the last mark answers, added to the last whole answer, is the
+# whole answer now (a refresh of an unchanged query searches only that)
+since() {
+	local mf=$1 q=$2 m; shift 2
+	m=$(cat "$mf" 2>/dev/null || echo 0)
+	[ -f "$mf.all" ] || : >"$mf.all"
+	index-tool add db2 "$@" && index-tool tqs db2 git "$m" "$q" >s.out &&
+	sed -n "s/^mark //p" s.out >"$mf" &&
+	index-tool tq db2 git "$q" >all.out &&
+	{ cat "$mf.all"; grep -v "^mark " s.out; } | cut -c3- | sort -u >got &&
+	cut -c3- all.out | sort -u >want && cp all.out "$mf.all" &&
+	{ cmp -s got want || { echo "since $m: $q"; diff want got; false; }; }
+}
+test_expect_success 'a search since a mark adds what makes the whole answer: replies, parents, merges' '
+	rm -rf db2 && msg n1.eml none-1@t.test "nothing to see" "" "no match here" &&
+	msg n2.eml none-2@t.test "Re: one" "alpha-1@t.test" "a late reply" &&
+	msg n3.eml none-3@t.test "still nothing" "" "no match either" &&
+	since m.zebra "s:zebra" r1.eml n1.eml && [ "$(wc -l <m.zebra.all)" = 1 ] &&
+	since m.zebra "s:zebra" p1.eml r2.eml && [ "$(wc -l <m.zebra.all)" = 3 ] &&
+	since m.quagga "b:quagga" b1.eml a2.eml && [ "$(wc -l <m.quagga.all)" = 3 ] &&
+	since m.alpha "s:alpha" && [ "$(wc -l <m.alpha.all)" = 1 ] &&
+	since m.alpha "s:alpha" j.eml a1.eml b2.eml && [ "$(wc -l <m.alpha.all)" = 5 ] &&
+	since m.alpha "s:alpha" n2.eml && [ "$(wc -l <m.alpha.all)" = 6 ] &&
+	since m.beta "b:beta" && [ "$(wc -l <m.beta.all)" = 6 ] &&
+	since m.beta "b:beta" n3.eml && [ "$(grep -vc "^mark " s.out)" = 0 ]
+'
+
 test_done

@@ -4,6 +4,8 @@
  *   index-tool q DBDIR GITDIR QUERY   print the blob ids QUERY matches
  *   index-tool tq DBDIR GITDIR QUERY  the same with whole threads (t=1):
  *                                     "* oid" for a match, "  oid" else
+ *   index-tool tqs DBDIR GITDIR MARK QUERY   tq over what was indexed
+ *                                     after MARK, then "mark N" (the next)
  *   index-tool terms FILE             print the document's fields
  *   index-tool patchid FILE           print the body's patch id
  */
@@ -140,6 +142,16 @@ int main(int argc, char **argv)
 				cache_index_search_threads(x, q, 1, print_thread_oid, NULL, why,
 							   sizeof(why)) :
 				cache_index_search(x, q, print_oid, NULL, why, sizeof(why));
+		free(q);
+	} else if (!strcmp(argv[1], "tqs") && argc == 6) {
+		char *q = NULL;
+		uint64_t mark = 0;
+
+		if (!(err = net_git_dir_init(argv[3])) &&
+		    !(err = query_approxidate(argv[5], git_dates, argv[3], &q, why, sizeof(why))) &&
+		    !(err = cache_index_search_since(x, q, 1, strtoull(argv[4], NULL, 10), &mark,
+						     print_thread_oid, NULL, why, sizeof(why))))
+			printf("mark %llu\n", (unsigned long long)mark);
 		free(q);
 	} else {
 		err = EINVAL;
