@@ -56,12 +56,16 @@ struct cache {
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
+	int statm;              /* /proc/self/statm (-1: none), and its */
+	long shared_base;       /* shared pages at open (the libraries) */
 	char *datafile; /* DIR/lmdb/data.mdb, for messages */
 	atomic_int damaged;     /* a guarded read faulted (damage.c) */
 };
 
-/* Unmap the map's pages from this process (they stay cached): see store.c.
- * Done after a write and after walks or lookups of DROP_EVERY records. */
+/* Unmap the map's pages from this process (they stay cached) once more
+ * than MAP_RESIDENT of them are resident: see store.c.  Called after a
+ * write and after walks or lookups of DROP_EVERY records. */
+#define MAP_RESIDENT ((long)32 << 20)
 void cache_drop_mappings(cache_t *c);
 #define DROP_EVERY 64
 

@@ -8,6 +8,7 @@
  * cache-private.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cache/cache-private.h"
 
@@ -61,6 +63,20 @@ int cache_mkdir_p(const char *dir)
 	return err;
 }
 
+/* the process's resident file-backed pages, libraries and the map (statm's
+ * third field); -1 if it cannot be read */
+static long shared_pages(cache_t *c)
+{
+	char buf[128];
+	long size, res, shared;
+	ssize_t n = pread(c->statm, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%ld %ld %ld", &size, &res, &shared) == 3 ? shared : -1;
+}
+
 /* LMDB does not say where it mapped the file (me_mapaddr is set only with
  * MDB_FIXEDMAP): find our shared mapping of data.mdb by device and inode */
 static void find_map(cache_t *c)
@@ -90,6 +106,8 @@ static void find_map(cache_t *c)
 	}
 	free(line);
 	fclose(f);
+	if (c->map && (c->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) >= 0)
+		c->shared_base = shared_pages(c);
 }
 
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
@@ -321,6 +339,7 @@ static int open_cache(const char *dir, size_t map_size, int upgrade, cache_t **o
 	*out = NULL;
 	if (!c)
 		return ENOMEM;
+	c->statm = -1;
 	snprintf(path, sizeof(path), "%s/lmdb", dir);
 	if ((err = cache_mkdir_p(path))) {
 		snprintf(why, whylen, "cannot create %s: %s", path, strerror(err));
@@ -459,14 +478,25 @@ uint64_t cache_version(cache_t *c)
  * the pages stay in the kernel's page cache, and a reader that touches one
  * again (its MDB_val pointers stay valid: committed pages never change
  * under a live reader) takes a minor fault.
+ * Each drop costs those faults again: dropping after every 64 lookups made
+ * a lookup fault its b-tree pages back each time (~100 us a lookup, most of
+ * a local fill's time), so the map is dropped only once more than
+ * MAP_RESIDENT of it is resident (statm, read in a few us, against what
+ * was resident at open: the libraries).
  */
 void cache_drop_mappings(cache_t *c)
 {
 	MDB_envinfo info;
 	MDB_stat st;
 	size_t len;
+	long shared;
 
-	if (!c->map || mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
+	if (!c->map)
+		return;
+	if (c->statm >= 0 && (shared = shared_pages(c)) >= 0 &&
+	    (shared - c->shared_base) * sysconf(_SC_PAGESIZE) < MAP_RESIDENT)
+		return;
+	if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
 		return;
 	len = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
 	madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED);
@@ -478,6 +508,8 @@ void cache_close(cache_t *c)
 		return;
 	cache_imap_close(c);
 	cache_guard_map(NULL, 0);
+	if (c->statm >= 0)
+		close(c->statm);
 	mdb_env_close(c->env);
 	free(c->datafile);
 	free(c);
