@@ -11,8 +11,8 @@
  *
  * One direction only: flags changed in the view after a message was
  * delivered, and flags changed on the server, are not carried over.
- * libcurl APPENDs with \Seen: the flags are set after each CHUNK by UID
- * STORE, so a crash in between leaves that chunk's messages \Seen.
+ * Each APPEND carries the message's flags; a CHUNK (at most CHUNK_BYTES
+ * of mail in memory) is one pipelined batch (net_imap_append_batch).
  * Runs in the refresh thread, under no lock; every network call is
  * bounded by the timeouts of a search, and the daemon's stop or the
  * view's removal ends it at the next command.
@@ -28,8 +28,11 @@
 #include "net/net.h"
 
 /* messages recorded as pending, then sent, then recorded as done, at a
- * time: one write transaction each way per this many APPENDs */
+ * time: one write transaction each way per this many APPENDs, which go
+ * out as one pipelined batch of at most CHUNK_BYTES (a bigger message
+ * goes alone) */
 #define CHUNK 64
+#define CHUNK_BYTES ((size_t)4 << 20)
 
 struct pick {
 	unsigned char *oids;
@@ -149,27 +152,6 @@ static int settle_pending(views_t *v, struct live *l, const struct cache_view *c
 	return err;
 }
 
-/* the flags of the messages of a chunk just sent, one UID STORE per set
- * of flags (curl sent them all with \Seen) */
-static int store_flags(net_imap_t *h, const uint64_t *uids, const unsigned *fl, size_t n)
-{
-	uint64_t set[CHUNK];
-	unsigned f;
-	size_t i, k;
-	int err = 0;
-
-	for (f = 0; f < 8 && !err; f++) {
-		if (f == NET_IMAP_SEEN)
-			continue;
-		for (i = 0, k = 0; i < n; i++)
-			if (fl[i] == f && uids[i])
-				set[k++] = uids[i];
-		if (k)
-			err = net_imap_set_flags(h, set, k, f);
-	}
-	return err;
-}
-
 /* APPEND what the folder lacks, CHUNK at a time; *sent counts them.  A
  * message the server refuses (NO: too big, a bad header) stays pending and
  * is tried again at the next refresh, but stops no other: *refused counts
@@ -179,15 +161,15 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 		    uint64_t *refused, char *reason, size_t reasonlen)
 {
 	unsigned char *chunk = malloc(2 * CHUNK * CACHE_OID_LEN), *ok;
-	size_t idx[CHUNK], i = 0, j, k, n;
-	uint64_t uids[CHUNK];
-	unsigned fl[CHUNK];
+	struct net_imap_msg m[CHUNK];
+	size_t idx[CHUNK], i = 0, j, k, n, bytes;
 	int err = 0;
 
 	*net = 0;
 	if (!chunk)
 		return ENOMEM;
 	ok = chunk + CHUNK * CACHE_OID_LEN;     /* the ones the server took */
+	memset(m, 0, sizeof(m));
 	while (i < p->n && !err) {
 		for (k = 0; i < p->n && k < CHUNK; i++)
 			if (states[i] != CACHE_IMAP_DONE) {
@@ -199,37 +181,37 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 			break;
 		if ((err = cache_imap_mark(v->cache, cv->id, url, chunk, k, CACHE_IMAP_PENDING)))
 			break;
-		for (j = 0, n = 0; j < k && !err; j++) {
-			char *raw = NULL, *mid = NULL;
-			size_t len;
+		/* the chunk in batches of at most CHUNK_BYTES */
+		for (j = 0, n = 0; j < k && !err; ) {
+			size_t b, first = j;
 
-			fl[n] = imap_flags(p->flags[idx[j]]);
-			if (!(err = load(v, chunk + j * CACHE_OID_LEN, &raw, &len, &mid))) {
-				/* its UID only if its flags are not curl's */
-				err = net_imap_append(h, raw, len,
-						      fl[n] == NET_IMAP_SEEN ? NULL : mid, &uids[n]);
+			for (bytes = 0; j < k && (j == first || bytes < CHUNK_BYTES); j++) {
+				char *raw = NULL, *mid = NULL;
+
+				if ((err = load(v, chunk + j * CACHE_OID_LEN, &raw, &m[j].len, &mid)))
+					break;
+				free(mid);
+				m[j].raw = raw;
+				m[j].flags = imap_flags(p->flags[idx[j]]);
+				bytes += m[j].len;
+			}
+			if (!err) {
+				err = net_imap_append_batch(h, m + first, j - first);
 				*net = err != 0;
 			}
-			free(raw);
-			free(mid);
-			if (err == EBADMSG) {
-				if (!(*refused)++)
+			for (b = first; b < j; b++) {
+				if (!err && m[b].err == EBADMSG && !(*refused)++)
 					snprintf(reason, reasonlen, "%s", net_imap_error(h));
-				err = 0;
-				*net = 0;
-				continue;
+				if (!err && !m[b].err)
+					memcpy(ok + n++ * CACHE_OID_LEN, chunk + b * CACHE_OID_LEN,
+					       CACHE_OID_LEN);
+				free((char *)m[b].raw);
+				m[b].raw = NULL;
 			}
-			if (!err)
-				memcpy(ok + n++ * CACHE_OID_LEN, chunk + j * CACHE_OID_LEN,
-				       CACHE_OID_LEN);
-		}
-		/* the flags of what went, on a session that still answers */
-		if (n && !err) {
-			err = store_flags(h, uids, fl, n);
-			*net = err != 0;
 		}
 		/* what was sent is done; the rest of the chunk stays pending,
-		 * looked for by Message-ID next time */
+		 * looked for by Message-ID next time (a refused one is sent
+		 * again at the next refresh) */
 		if (n) {
 			int e = cache_imap_mark(v->cache, cv->id, url, ok, n, CACHE_IMAP_DONE);
 

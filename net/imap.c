@@ -1,13 +1,15 @@
 /*
- * IMAP delivery with libcurl: one session (one curl handle, so one
- * connection) per folder per delivery; see net.h for the contract.
+ * IMAP delivery: one session (one connection, one login) per folder per
+ * delivery; see net.h for the contract.  libcurl connects and logs in
+ * (CURLOPT_CONNECT_ONLY); the commands are imap-wire.c's.
  *
- * libcurl's APPEND always sends (\Seen); the messages' own flags are then
- * set with UID STORE, many at once, on the UIDs the server gave
- * (APPENDUID, RFC 4315), or, from a server without UIDPLUS, the ones UID
- * SEARCH finds by their Message-IDs.  Other commands go as curl custom requests: their untagged
- * answers come to the write callback, every response line to the header
- * callback, and both are read from one buffer per command.
+ * APPENDs are pipelined, each with the message's own flags: with LITERAL+
+ * (RFC 7888; LITERAL- for literals of 4 KB at most) a batch goes out
+ * whole and its answers are read after; without it each APPEND waits for
+ * its continuation only, the next being sent before the last one's tagged
+ * answer came (one round trip a message, not two).  MULTIAPPEND (RFC
+ * 3502) would save no more than that, and one message it refuses fails
+ * the whole command: here a refused message stops no other.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,33 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <sys/socket.h>
 
-#include <curl/curl.h>
+#include "net/imap-private.h"
 
-#include "net/net.h"
-
-/* what one command's answer may hold before the rest is dropped */
-#define ANSWER_MAX 65536
 /* seconds a LOGOUT waits for its answer (see net_imap_close) */
 #define LOGOUT_WAIT 2L
-
-struct net_imap {
-	CURL *curl;
-	const struct net_req *req;
-	char *base;             /* scheme://host:port/ */
-	char *folder_url;       /* base + folder */
-	char folder[NET_IMAP_NAME_MAX];
-	char *ans;              /* this command's response lines */
-	size_t alen;
-	const char *up;         /* APPEND: the message, and what was sent */
-	size_t uplen, upoff;
-	int lf_due;             /* a bare LF went out as CR: its LF comes next */
-	int broken;             /* a command failed: the connection may hang */
-	char errbuf[CURL_ERROR_SIZE];
-	char error[CURL_ERROR_SIZE + 64];
-};
+/* a literal LITERAL- may send without waiting (RFC 7888) */
+#define LITERAL_MINUS_MAX 4096
 
 static int name_char(int c)
 {
@@ -142,61 +125,11 @@ int net_imap_parse(const char *url, struct net_imap_url *u, const char **why)
 	return 0;
 }
 
-static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
+/* libcurl's own callbacks: nothing of the login is kept */
+static size_t discard(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct net_imap *h = arg;
-	size_t len = size * nmemb, k = len;
-
-	if (h->alen + k > ANSWER_MAX)
-		k = ANSWER_MAX - h->alen;
-	if (k) {
-		char *t = realloc(h->ans, h->alen + k + 1);
-
-		if (!t)
-			return len;
-		h->ans = t;
-		memcpy(h->ans + h->alen, data, k);
-		h->alen += k;
-		h->ans[h->alen] = '\0';
-	}
-	return len;
-}
-
-/* IMAP's messages are CRLF (RFC 3501 2.2): a bare LF of the stored mail
- * goes out as CRLF, as lei converts it, since some servers (Cyrus) refuse
- * bare LFs; the stored bytes stay as they are */
-static size_t wire_size(const char *raw, size_t len)
-{
-	size_t i, n = len;
-
-	for (i = 0; i < len; i++)
-		if (raw[i] == '\n' && (!i || raw[i - 1] != '\r'))
-			n++;
-	return n;
-}
-
-static size_t on_upload(char *buf, size_t size, size_t nmemb, void *arg)
-{
-	struct net_imap *h = arg;
-	size_t cap = size * nmemb, o = 0;
-
-	while (o < cap && (h->lf_due || h->upoff < h->uplen)) {
-		char c;
-
-		if (h->lf_due) {
-			buf[o++] = '\n';
-			h->lf_due = 0;
-			continue;
-		}
-		c = h->up[h->upoff];
-		if (c == '\n' && (!h->upoff || h->up[h->upoff - 1] != '\r')) {
-			c = '\r';
-			h->lf_due = 1;
-		}
-		buf[o++] = c;
-		h->upoff++;
-	}
-	return o;
+	(void)data, (void)arg;
+	return size * nmemb;
 }
 
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
@@ -206,81 +139,6 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 
 	(void)dt, (void)dn, (void)ut, (void)un;
 	return net_stopped(h->req->stop, h->req->cancel);
-}
-
-/* the server's last tagged answer (its tag left out), else curl's reason */
-static int say_error(struct net_imap *h, CURLcode rc, const char *what)
-{
-	const char *line = NULL, *p;
-	size_t n = 0;
-
-	for (p = h->ans; p && *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		size_t len = strcspn(p, "\r\n");
-
-		/* a tagged NO or BAD: "A003 NO [..] reason" */
-		if (*p != '*' && *p != '+' && len) {
-			const char *sp = memchr(p, ' ', len);
-
-			if (sp && (!strncmp(sp + 1, "NO ", 3) || !strncmp(sp + 1, "BAD ", 4))) {
-				line = sp + 1;
-				n = len - (size_t)(sp + 1 - p);
-			}
-		}
-	}
-	if (line)
-		snprintf(h->error, sizeof(h->error), "%s: %.*s", what, (int)n, line);
-	else
-		snprintf(h->error, sizeof(h->error), "%s: %s", what,
-			 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
-	/* only printable ASCII reaches .status */
-	for (char *q = h->error; *q; q++)
-		if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
-			*q = '?';
-	return line != NULL;    /* the server answered: NO or BAD */
-}
-
-static int curl_err(CURLcode rc)
-{
-	switch (rc) {
-	case CURLE_LOGIN_DENIED:
-		return EACCES;
-	case CURLE_OPERATION_TIMEDOUT:
-		return ETIMEDOUT;
-	case CURLE_ABORTED_BY_CALLBACK:
-		return ECANCELED;
-	case CURLE_COULDNT_CONNECT:
-		return ECONNREFUSED;
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return EHOSTUNREACH;
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_SSL_CACERT_BADFILE:
-		return EPERM;
-	case CURLE_QUOTE_ERROR:
-		return EREMOTEIO;      /* the server said NO or BAD */
-	default:
-		return EIO;
-	}
-}
-
-/* one command: a custom request on url (NULL: the base) */
-static int command(struct net_imap *h, const char *url, const char *cmd, const char *what)
-{
-	CURLcode rc;
-
-	h->alen = 0;
-	if (h->ans)
-		h->ans[0] = '\0';
-	h->errbuf[0] = '\0';
-	curl_easy_setopt(h->curl, CURLOPT_URL, url ? url : h->base);
-	curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 0L);
-	curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, cmd);
-	rc = curl_easy_perform(h->curl);
-	if (rc == CURLE_OK)
-		return 0;
-	h->broken = 1;
-	say_error(h, rc, rc == CURLE_LOGIN_DENIED ? "login" : what);
-	return curl_err(rc);
 }
 
 int net_imap_open(const struct net_req *req, const char *user, const char *password,
@@ -297,13 +155,10 @@ int net_imap_open(const struct net_req *req, const char *user, const char *passw
 	if (!(h = calloc(1, sizeof(*h))))
 		return ENOMEM;
 	h->req = req;
+	h->fd = CURL_SOCKET_BAD;
 	memcpy(h->folder, u.folder, sizeof(h->folder));
 	if (asprintf(&h->base, "%s://%s:%d/", u.tls ? "imaps" : "imap", u.host, u.port) < 0) {
 		h->base = NULL;
-		goto nomem;
-	}
-	if (asprintf(&h->folder_url, "%s%s", h->base, u.folder) < 0) {
-		h->folder_url = NULL;
 		goto nomem;
 	}
 	if (!(h->curl = curl_easy_init()))
@@ -313,15 +168,10 @@ int net_imap_open(const struct net_req *req, const char *user, const char *passw
 	curl_easy_setopt(h->curl, CURLOPT_PASSWORD, password);
 	/* the bounds and TLS settings of every request (search.c) */
 	net_curl_bounds(h->curl, req, h->errbuf);
-	/* libcurl waits for a command's answer with no rate to check (the
-	 * tagged OK of an APPEND, after its literal): 120 s unless told */
+	/* libcurl waits for the login's answers with no rate to check */
 	curl_easy_setopt(h->curl, CURLOPT_SERVER_RESPONSE_TIMEOUT, req->timeout);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
-	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_answer);
-	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(h->curl, CURLOPT_READFUNCTION, on_upload);
-	curl_easy_setopt(h->curl, CURLOPT_READDATA, h);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, discard);
 	curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
@@ -360,12 +210,12 @@ static int find_number(const char *ans, const char *key, uint64_t *n)
 static int map_separator(net_imap_t *h)
 {
 	const char *p, *q;
-	char sep, *url;
+	char sep;
 	int err;
 
 	if (!strchr(h->folder, '/'))
 		return 0;
-	if ((err = command(h, NULL, "LIST \"\" \"\"", "LIST")))
+	if ((err = imap_command(h, "LIST \"\" \"\"", "LIST")))
 		return err;
 	if (!h->ans || !(p = strstr(h->ans, "* LIST (")) || !(q = strchr(p + 8, ')')))
 		return 0;       /* no answer to go by: the name as written */
@@ -389,10 +239,6 @@ static int map_separator(net_imap_t *h)
 	for (char *c = h->folder; *c; c++)
 		if (*c == '/')
 			*c = sep;
-	if (asprintf(&url, "%s%s", h->base, h->folder) < 0)
-		return ENOMEM;
-	free(h->folder_url);
-	h->folder_url = url;
 	return 0;
 }
 
@@ -410,19 +256,19 @@ int net_imap_select(net_imap_t *h, uint32_t *uidvalidity, int *created)
 	*created = 0;
 	if ((err = map_separator(h)))
 		return err;
-	/* LIST first: a command the server refuses makes libcurl drop the
-	 * connection, and the delivery would need another */
+	/* LIST first: CREATE only a folder the server says it lacks */
 	snprintf(cmd, sizeof(cmd), "LIST \"\" \"%s\"", h->folder);
-	if ((err = command(h, NULL, cmd, "LIST")))
+	if ((err = imap_command(h, cmd, "LIST")))
 		return err;
 	if (!h->ans || !strstr(h->ans, "* LIST ")) {
 		snprintf(cmd, sizeof(cmd), "CREATE \"%s\"", h->folder);
-		if ((err = command(h, NULL, cmd, "CREATE")))
+		if ((err = imap_command(h, cmd, "CREATE")))
 			return err;
 		*created = 1;
 	}
+	/* selected read-only from here: UID SEARCH asks it */
 	snprintf(cmd, sizeof(cmd), "EXAMINE \"%s\"", h->folder);
-	if ((err = command(h, NULL, cmd, "EXAMINE")))
+	if ((err = imap_command(h, cmd, "EXAMINE")))
 		return err;
 	if (find_number(h->ans, "[UIDVALIDITY ", &n) || n > UINT32_MAX) {
 		snprintf(h->error, sizeof(h->error), "EXAMINE: the server gave no UIDVALIDITY");
@@ -456,7 +302,7 @@ static int search_mid(net_imap_t *h, const char *mid, uint64_t *uid)
 		return EINVAL;
 	if (asprintf(&cmd, "UID SEARCH HEADER Message-ID \"%s\"", mid) < 0)
 		return ENOMEM;
-	err = command(h, h->folder_url, cmd, "UID SEARCH");
+	err = imap_command(h, cmd, "UID SEARCH");
 	free(cmd);
 	if (err)
 		return err;
@@ -486,83 +332,135 @@ int net_imap_find(net_imap_t *h, const char *mid, int *found)
 	return err;
 }
 
-int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
-		    uint64_t *uid)
+/* the flag list of an APPEND, " (\\Seen \\Flagged)", or "" */
+static void flag_list(unsigned flags, char *out, size_t len)
 {
-	uint64_t v;
-	CURLcode rc;
+	snprintf(out, len, "%s%s%s%s%s%s%s", flags ? " (" : "",
+		 flags & NET_IMAP_SEEN ? "\\Seen" : "",
+		 (flags & NET_IMAP_SEEN) && (flags & ~NET_IMAP_SEEN) ? " " : "",
+		 flags & NET_IMAP_FLAGGED ? "\\Flagged" : "",
+		 (flags & NET_IMAP_FLAGGED) && (flags & NET_IMAP_ANSWERED) ? " " : "",
+		 flags & NET_IMAP_ANSWERED ? "\\Answered" : "", flags ? ")" : "");
+}
+
+/* IMAP's messages are CRLF (RFC 3501 2.2): a bare LF of the stored mail
+ * goes out as CRLF, as lei converts it, since some servers (Cyrus) refuse
+ * bare LFs; the stored bytes stay as they are */
+static size_t wire_size(const char *raw, size_t len)
+{
+	size_t i, n = len;
+
+	for (i = 0; i < len; i++)
+		if (raw[i] == '\n' && (!i || raw[i - 1] != '\r'))
+			n++;
+	return n;
+}
+
+/* the message as a literal, CRLF line ends, then the command's CRLF */
+static int send_literal(net_imap_t *h, const char *raw, size_t len)
+{
+	char buf[65536];
+	size_t i, o = 0;
 	int err;
 
-	*uid = 0;
+	for (i = 0; i < len; i++) {
+		if (o + 2 > sizeof(buf)) {
+			if ((err = imap_send(h, buf, o, "APPEND")))
+				return err;
+			o = 0;
+		}
+		if (raw[i] == '\n' && (!i || raw[i - 1] != '\r'))
+			buf[o++] = '\r';
+		buf[o++] = raw[i];
+	}
+	if (o && (err = imap_send(h, buf, o, "APPEND")))
+		return err;
+	return imap_send(h, "\r\n", 2, "APPEND");
+}
+
+/* a tagged answer to one of the batch's APPENDs (tags first .. first + n
+ * - 1); 1 if line was one */
+static int appended(net_imap_t *h, const char *line, unsigned first, struct net_imap_msg *m,
+		    size_t n, size_t *answered)
+{
+	const char *st;
+	char *end;
+	unsigned long t;
+
+	if (line[0] != 'L')
+		return 0;
+	t = strtoul(line + 1, &end, 10);
+	if (end == line + 1 || *end != ' ' || t < first || t - first >= n)
+		return 0;
+	st = end + 1;
+	if (m[t - first].err != EINPROGRESS)
+		return 0;       /* answered already: not ours */
+	if (!strncasecmp(st, "OK", 2)) {
+		m[t - first].err = 0;
+	} else {
+		m[t - first].err = EBADMSG;
+		if (!h->error[0] || strncmp(h->error, "APPEND: ", 8)) {
+			snprintf(h->error, sizeof(h->error), "APPEND: %s", st);
+			for (char *q = h->error; *q; q++)
+				if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+					*q = '?';
+		}
+	}
+	(*answered)++;
+	return 1;
+}
+
+int net_imap_append_batch(net_imap_t *h, struct net_imap_msg *m, size_t n)
+{
+	char line[512], flags[64];
+	unsigned first;
+	size_t i, answered = 0;
+	int err;
+
+	if ((err = imap_connect(h)))
+		return err;
+	h->error[0] = '\0';
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';
-	h->errbuf[0] = '\0';
-	h->up = raw;
-	h->uplen = len;
-	h->upoff = 0;
-	h->lf_due = 0;
-	curl_easy_setopt(h->curl, CURLOPT_URL, h->folder_url);
-	curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
-	curl_easy_setopt(h->curl, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(h->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)wire_size(raw, len));
-	rc = curl_easy_perform(h->curl);
-	h->up = NULL;
-	if (rc != CURLE_OK) {
-		h->broken = 1;
-		/* a NO to this message (too big, refused): the session goes on */
-		if (say_error(h, rc, "APPEND") && rc != CURLE_ABORTED_BY_CALLBACK &&
-		    rc != CURLE_OPERATION_TIMEDOUT)
-			return EBADMSG;
-		return curl_err(rc);
-	}
-	if (h->ans && strstr(h->ans, "[APPENDUID ") &&
-	    sscanf(strstr(h->ans, "[APPENDUID "), "[APPENDUID %" SCNu64 " %" SCNu64 "]", &v,
-		   uid) == 2)
-		return 0;
-	*uid = 0;
-	if (mid && (err = search_mid(h, mid, uid)))
-		return err == EINVAL ? 0 : err; /* no id to find it by */
-	return 0;
-}
+	first = h->tag + 1;
+	for (i = 0; i < n; i++)
+		m[i].err = EINPROGRESS;
+	for (i = 0; i < n; i++) {
+		size_t wire = wire_size(m[i].raw, m[i].len);
+		int nonsync = (h->caps & CAP_LITERAL_PLUS) ||
+			      ((h->caps & CAP_LITERAL_MINUS) && wire <= LITERAL_MINUS_MAX);
+		int k;
 
-/* at most this many UIDs per STORE (a command line stays short) */
-#define STORE_MAX 500
-
-int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned flags)
-{
-	char *cmd = NULL, *set = NULL;
-	size_t len = 0, i, k;
-	FILE *f;
-	int err = 0;
-
-	for (i = 0; i < n && !err; i += k) {
-		if (!(f = open_memstream(&set, &len)))
-			return ENOMEM;
-		for (k = 0; i + k < n && k < STORE_MAX; k++)
-			fprintf(f, "%s%" PRIu64, k ? "," : "", uids[i + k]);
-		if (fclose(f) || asprintf(&cmd, "UID STORE %s FLAGS.SILENT (%s%s%s%s%s)", set,
-					  flags & NET_IMAP_SEEN ? "\\Seen" : "",
-					  (flags & NET_IMAP_SEEN) && (flags & ~NET_IMAP_SEEN) ? " " : "",
-					  flags & NET_IMAP_FLAGGED ? "\\Flagged" : "",
-					  (flags & NET_IMAP_FLAGGED) && (flags & NET_IMAP_ANSWERED) ? " " : "",
-					  flags & NET_IMAP_ANSWERED ? "\\Answered" : "") < 0) {
-			free(set);
-			return ENOMEM;
+		flag_list(m[i].flags, flags, sizeof(flags));
+		k = snprintf(line, sizeof(line), "L%u APPEND \"%s\"%s {%zu%s}\r\n", ++h->tag,
+			     h->folder, flags, wire, nonsync ? "+" : "");
+		if ((err = imap_send(h, line, (size_t)k, "APPEND")))
+			return err;
+		/* a synchronizing literal: its continuation first (answers
+		 * of the APPENDs before it may come meanwhile); a NO
+		 * instead refuses this message before its bytes */
+		while (!nonsync) {
+			if ((err = imap_line(h, line, sizeof(line), "APPEND")))
+				return err;
+			if (line[0] == '+')
+				break;
+			if (appended(h, line, first, m, n, &answered) && m[i].err != EINPROGRESS)
+				break;
 		}
-		free(set);
-		set = NULL;
-		err = command(h, h->folder_url, cmd, "UID STORE");
-		free(cmd);
-		cmd = NULL;
+		if (m[i].err == EINPROGRESS && (err = send_literal(h, m[i].raw, m[i].len)))
+			return err;
 	}
-	return err;
+	while (answered < n) {
+		if ((err = imap_line(h, line, sizeof(line), "APPEND")))
+			return err;
+		appended(h, line, first, m, n, &answered);
+	}
+	return 0;
 }
 
 void net_imap_close(net_imap_t *h)
 {
-	curl_socket_t fd;
-
 	if (!h)
 		return;
 	/* libcurl's own LOGOUT, at cleanup, waits for its answer with no stop
@@ -573,21 +471,22 @@ void net_imap_close(net_imap_t *h)
 	 * tells nothing (all was confirmed before), so it is waited for
 	 * LOGOUT_WAIT s at most, not the timeout: a server that never
 	 * answers it does not hold the delivery's end */
-	if (h->curl && curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
-	    fd != CURL_SOCKET_BAD) {
+	if (h->connected && h->fd != CURL_SOCKET_BAD) {
 		if (!h->broken && !net_stopped(h->req->stop, h->req->cancel)) {
-			curl_easy_setopt(h->curl, CURLOPT_SERVER_RESPONSE_TIMEOUT,
-					 h->req->timeout < LOGOUT_WAIT ? h->req->timeout : LOGOUT_WAIT);
-			(void)command(h, NULL, "LOGOUT", "LOGOUT");
+			const struct net_req *req = h->req;
+			struct net_req short_req = *req;
+
+			short_req.timeout = req->timeout < LOGOUT_WAIT ? req->timeout : LOGOUT_WAIT;
+			h->req = &short_req;
+			(void)imap_command(h, "LOGOUT", "LOGOUT");
+			h->req = req;
 		}
-		if (curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
-		    fd != CURL_SOCKET_BAD)
-			shutdown(fd, SHUT_RDWR);
+		shutdown(h->fd, SHUT_RDWR);
 	}
 	if (h->curl)
 		curl_easy_cleanup(h->curl);
 	free(h->ans);
+	free(h->in);
 	free(h->base);
-	free(h->folder_url);
 	free(h);
 }

@@ -102,10 +102,10 @@ void net_curl_bounds(void *curl, const struct net_req *req, char *errbuf);
  * [A-Za-z0-9._+-,=/] only, with no "." or ".." part, so that it goes to
  * the server as written.
  *
- * A session is one curl handle, hence one connection, for any number of
- * commands, each bounded as net_search()'s requests (req->timeout,
- * low_speed, deadline per command, and req->timeout for any answer the
- * server owes, an APPEND's tagged OK too; *req->stop or *req->cancel abort
+ * A session is one connection (libcurl logs in, the commands are sent by
+ * hand), for any number of commands; every wait on the server is bounded
+ * by req->timeout without progress (the login as net_search()'s requests
+ * are); *req->stop or *req->cancel abort
  * with ECANCELED, within a second, and net_imap_close then waits for no
  * LOGOUT; otherwise the LOGOUT's answer is waited for 2 s at most).  One thread at a time per session; sessions are
  * independent.  Errors: 0 or a positive errno (EACCES: the server refused
@@ -140,18 +140,20 @@ const char *net_imap_folder(const net_imap_t *h);
 /* Whether the folder has a message with Message-ID mid ("<...>"): UID
  * SEARCH HEADER Message-ID.  EINVAL for an id that cannot be asked for. */
 int net_imap_find(net_imap_t *h, const char *mid, int *found);
-/* APPEND one message.  libcurl sends it with \Seen (always): its own
- * flags are set after, by UID, with net_imap_set_flags.  *uid gets its
- * UID from the server's APPENDUID (RFC 4315), else, when mid (its
- * Message-ID) is given, from a UID SEARCH for it; 0 when unknown.  Bare
- * LFs go out as CRLF (IMAP's line ends).  EBADMSG: the server refused
- * this message (NO/BAD), the session goes on. */
-int net_imap_append(net_imap_t *h, const char *raw, size_t len, const char *mid,
-		    uint64_t *uid);
 enum { NET_IMAP_SEEN = 1, NET_IMAP_FLAGGED = 2, NET_IMAP_ANSWERED = 4 };
-/* Set the flags (NET_IMAP_*, replacing the others) of n messages by UID,
- * a few hundred per UID STORE. */
-int net_imap_set_flags(net_imap_t *h, const uint64_t *uids, size_t n, unsigned flags);
+struct net_imap_msg {
+	const char *raw;        /* the message as stored (bare LFs go out as
+				 * CRLF, IMAP's line ends) */
+	size_t len;
+	unsigned flags;         /* NET_IMAP_*: its flags in the folder */
+	int err;                /* out: 0, or EBADMSG: the server refused it */
+};
+/* APPEND n messages, pipelined (imap.c says how), each with its flags.
+ * A message the server refuses (NO/BAD) has err EBADMSG, the first
+ * reason in net_imap_error(), and stops no other; the return is 0 once
+ * every message has its answer, else the session's failure (then a
+ * message still without one has err EINPROGRESS). */
+int net_imap_append_batch(net_imap_t *h, struct net_imap_msg *m, size_t n);
 /* Why the last command failed; valid until the next one. */
 const char *net_imap_error(const net_imap_t *h);
 void net_imap_close(net_imap_t *h);

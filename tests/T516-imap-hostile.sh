@@ -4,8 +4,10 @@
 # answers fails the delivery at -o timeout (not minutes later), and SIGTERM
 # meanwhile ends the daemon within 2 s; one whose LOGOUT never answers
 # holds neither a delivery nor an exit; a folder path with '/' goes to a
-# server whose separator is '/' as written.  The '.' separator is
-# T515's (Dovecot's maildir layout).
+# server whose separator is '/' as written; APPENDs are pipelined, and one
+# the server refuses (before its literal, or after it) stops no other and
+# goes again at the next refresh.  The '.' separator is T515's (Dovecot's
+# maildir layout).
 . "$(dirname "$0")/test-lib.sh"
 
 export HOME="$TRASH/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$TRASH/gitconfig"
@@ -79,5 +81,31 @@ test_expect_success 'a folder path with / goes as written to a server whose sepa
 	test_wait_for 20 "grep -qx \"imap: imap://lore@127.0.0.1:$IPORT/lore/rtc: ok, $n delivered\" \"$V/.status\"" &&
 	grep -q " CREATE \"lore/rtc\"" "$TRASH/imap-slash.log" &&
 	grep -q " EXAMINE \"lore/rtc\"" "$TRASH/imap-slash.log"
+'
+# refused MODE FOLDER: the 3rd APPEND is refused, the others delivered,
+# .status says so; the next refresh delivers the refused one
+refused() {
+	leifs_umount "$M" && imap_start "$1" &&
+	leifs_mount "$M" -o "source=maildir:$SRC,cache=$TRASH/c-$1,timeout=10,imap=imap://lore@127.0.0.1:$IPORT/$2" &&
+	V="$M/queries/s:rtc" && mkdir "$V" && n=$(ls "$V/cur" | wc -l) &&
+	test_wait_for 20 "grep -q \"^imap: .*: failed\" \"$V/.status\"" &&
+	grep "^imap: " "$V/.status" >st && cat st &&
+	grep -q "1 refused by the server" st && grep -q "TOOBIG" st &&
+	[ "$(grep -c APPEND-REFUSED "$TRASH/imap-$1.log")" = 1 ] &&
+	echo 1 >"$V/.refresh" &&
+	test_wait_for 20 "grep -qx \"imap: imap://lore@127.0.0.1:$IPORT/$2: ok, $n delivered\" \"$V/.status\"" &&
+	# n + 1 APPENDs in all: the refused one went twice, no other did
+	[ "$(grep -c " APPEND " "$TRASH/imap-$1.log")" = $((n + 1)) ]
+}
+test_expect_success 'an APPEND refused before its literal stops no other, and goes again' '
+	refused refuse sync
+'
+test_expect_success 'with LITERAL+ the APPENDs are pipelined; one refused after its literal stops no other' '
+	refused refuse-plus plus &&
+	grep " APPEND " "$TRASH/imap-refuse-plus.log" | grep -c "+}" >plus &&
+	[ "$(cat plus)" = "$(grep -c " APPEND " "$TRASH/imap-refuse-plus.log")" ] &&
+	# the next APPEND was on its way before each answer, all but the
+	# last of each batch
+	[ "$(grep -c PIPELINED "$TRASH/imap-refuse-plus.log")" -ge $((n / 2)) ]
 '
 test_done

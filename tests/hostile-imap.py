@@ -7,11 +7,17 @@ UID SEARCH, UID STORE, LOGOUT), and one way of going wrong:
     stall-append    reads an APPEND's literal whole, then never answers
     stall-logout    answers everything but LOGOUT
     slash           a server whose hierarchy separator is '/'
+    refuse          refuses the 3rd APPEND at its command line (NO before
+                    the continuation), takes the others
+    refuse-plus     offers LITERAL+ and refuses the 3rd APPEND after its
+                    literal; logs "PIPELINED" for an APPEND whose literal was
+                    followed by the next command before its answer went
 
 Each connection's command lines go to LOG as they came ("APPEND-LITERAL"
 once an APPEND's literal has been read whole), so a test can wait for the state
 it wants.  It stops by itself after an hour; the test kills it at exit.
 """
+import select
 import socket
 import sys
 import threading
@@ -19,6 +25,8 @@ import time
 
 port, mode, log = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 lock = threading.Lock()
+appends = [0]   # APPENDs seen, all connections
+folders = set() # made by CREATE ("name", quoted as sent)
 STALL = 3600
 
 
@@ -28,15 +36,47 @@ def note(line):
             f.write(line + "\n")
 
 
+class Reader:
+    """Buffered reads of the connection that can tell what is waiting
+    (the client's next command, sent before this one's answer)."""
+
+    def __init__(self, conn):
+        self.conn, self.buf = conn, b""
+
+    def _more(self):
+        data = self.conn.recv(65536)
+        self.buf += data
+        return bool(data)
+
+    def readline(self):
+        while b"\n" not in self.buf:
+            if not self._more():
+                line, self.buf = self.buf, b""
+                return line
+        i = self.buf.index(b"\n") + 1
+        line, self.buf = self.buf[:i], self.buf[i:]
+        return line
+
+    def read(self, n):
+        while len(self.buf) < n and self._more():
+            pass
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def waiting(self, secs):
+        return bool(self.buf) or bool(select.select([self.conn], [], [], secs)[0])
+
+
 def serve(conn):
-    f = conn.makefile("rb")
+    f = Reader(conn)
     out = conn.makefile("wb")
 
     def say(s):
         out.write(s.encode() + b"\r\n")
         out.flush()
 
-    say("* OK [CAPABILITY IMAP4rev1 UIDPLUS] hostile ready")
+    caps = "IMAP4rev1 UIDPLUS" + (" LITERAL+" if mode == "refuse-plus" else "")
+    say("* OK [CAPABILITY %s] hostile ready" % caps)
     uid = 0
     sep = "/" if mode == "slash" else "."
     while True:
@@ -48,7 +88,7 @@ def serve(conn):
         cmd = rest.split(" ", 1)[0].upper()
         note(text)
         if cmd == "CAPABILITY":
-            say("* CAPABILITY IMAP4rev1 UIDPLUS")
+            say("* CAPABILITY " + caps)
             say(tag + " OK done")
         elif cmd == "AUTHENTICATE":
             if not rest.upper().startswith("AUTHENTICATE PLAIN "):
@@ -60,8 +100,11 @@ def serve(conn):
         elif cmd == "LIST":
             if rest.endswith('"" ""'):
                 say('* LIST (\\Noselect) "%s" ""' % sep)
+            elif rest.split(" ", 2)[-1] in folders:
+                say('* LIST () "%s" %s' % (sep, rest.split(" ", 2)[-1]))
             say(tag + " OK done")
         elif cmd == "CREATE":
+            folders.add(rest.split(" ", 1)[1])
             say(tag + " OK created")
         elif cmd in ("EXAMINE", "SELECT"):
             say("* 0 EXISTS")
@@ -69,6 +112,11 @@ def serve(conn):
             say(tag + " OK [READ-ONLY] done")
         elif cmd == "APPEND":
             n = int(text[text.rindex("{") + 1:].rstrip("}+"))
+            appends[0] += 1
+            if mode == "refuse" and appends[0] == 3:
+                note("APPEND-REFUSED")
+                say(tag + " NO [TOOBIG] refused before its literal")
+                continue
             if not text.endswith("+}"):
                 say("+ go ahead")
             got = 0
@@ -82,6 +130,14 @@ def serve(conn):
             if mode == "stall-append":
                 time.sleep(STALL)
                 return
+            if mode == "refuse-plus":
+                # the client's next command already sent, before this answer
+                if f.waiting(0.5):
+                    note("PIPELINED")
+                if appends[0] == 3:
+                    note("APPEND-REFUSED")
+                    say(tag + " NO [TOOBIG] refused after its literal")
+                    continue
             uid += 1
             say(tag + " OK [APPENDUID 7 %d] done" % uid)
         elif cmd == "UID":
