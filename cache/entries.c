@@ -177,6 +177,11 @@ int cache_entry_get(cache_t *c, uint64_t id, const unsigned char *oid,
 	rc = cache_errno(mdb_get(txn, c->entry, &k, &d));
 	err = rc ? rc : cache_entry_decode(&k, &d, out);
 	cache_rd_end(txn);
+	/* the kernel looks up every file a grep -r or cp -r opens: without
+	 * this, 200,000 lookups left most of the file mapped (RssFile 227
+	 * MiB at 200,000 messages) */
+	if (atomic_fetch_add(&c->gets, 1) % DROP_EVERY == DROP_EVERY - 1)
+		cache_drop_mappings(c);
 	return err;
 }
 

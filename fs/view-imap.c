@@ -193,16 +193,19 @@ static int send_new(views_t *v, const struct cache_view *cv, const char *url, ne
 				free(mid);
 				m[j].raw = raw;
 				m[j].flags = imap_flags(p->flags[idx[j]]);
+				m[j].err = EINPROGRESS;  /* no answer yet */
 				bytes += m[j].len;
 			}
 			if (!err) {
 				err = net_imap_append_batch(h, m + first, j - first);
 				*net = err != 0;
 			}
+			/* what the server confirmed is done, even from a
+			 * batch the session failed in */
 			for (b = first; b < j; b++) {
-				if (!err && m[b].err == EBADMSG && !(*refused)++)
+				if (m[b].err == EBADMSG && !(*refused)++)
 					snprintf(reason, reasonlen, "%s", net_imap_error(h));
-				if (!err && !m[b].err)
+				if (!m[b].err)
 					memcpy(ok + n++ * CACHE_OID_LEN, chunk + b * CACHE_OID_LEN,
 					       CACHE_OID_LEN);
 				free((char *)m[b].raw);
