@@ -147,7 +147,7 @@ int imap_line(struct net_imap *h, char *line, size_t cap, const char *what)
 		size_t n, k;
 		unsigned long long lit = 0;
 
-		while (!(nl = memchr(h->in, '\n', h->ilen))) {
+		while (!h->ilen || !(nl = memchr(h->in, '\n', h->ilen))) {
 			if (h->ilen > LINE_MAX_BYTES)
 				return fail(h, EPROTO, what, "a response line is too long");
 			if ((err = fill(h, what)))
