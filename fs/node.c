@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <glib.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,14 +109,6 @@ struct node *node_get(uint64_t ino)
 	return r ? &r->n : NULL;
 }
 
-/* Nodes the kernel forgot, freed since the last trim.  A grep -r over a
- * view of 200,000 messages makes a node of each (~250 bytes, in small
- * chunks malloc keeps): once the kernel forgets them, the memory goes
- * back to the system every TRIM_EVERY frees, not only when malloc sees
- * fit. */
-#define TRIM_EVERY 32768
-static unsigned freed;          /* protected by lock */
-
 /* lock held */
 static void maybe_free(struct ref_node *r)
 {
@@ -127,10 +118,6 @@ static void maybe_free(struct ref_node *r)
 	if (!r->unkeyed)
 		g_hash_table_remove(by_key, &r->n);
 	free_node(r);
-	if (++freed >= TRIM_EVERY) {
-		freed = 0;
-		malloc_trim(0);
-	}
 }
 
 void node_put(struct node *n)

@@ -569,12 +569,13 @@ int view_local_search(views_t *v, const struct net_source *src, const char *quer
 	err = cache_index_search_since(l->idx, q, threads != THREADS_OFF, after, &mark,
 				       add_thread_msg, &h, res->error, sizeof(res->error));
 	res->messages = h.n;
-	/* a hit not in the store yet comes with the next search, which must
-	 * look from where this one did */
-	if (!err && memo && !h.missing) {
-		memo->next_mark = mark;
+	/* a hit not in the store (not yet, or no more: its holders went)
+	 * is looked for again by the next search of a grown index, from
+	 * where this one looked */
+	if (!err && memo) {
+		memo->next_mark = h.missing ? after : mark;
 		memo->next_gen = gen;
-		memo->threads = threads;
+		memo->next_threads = threads;
 		free(memo->next_q);
 		memo->next_q = q;
 		q = NULL;

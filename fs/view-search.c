@@ -201,6 +201,7 @@ static void search_local(struct run *r, const char *shown)
 		m->q = m->next_q;
 		m->gen = m->next_gen;
 		m->mark = m->next_mark;
+		m->threads = m->next_threads;
 		m->next_q = NULL;
 	}
 }

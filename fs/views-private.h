@@ -309,7 +309,7 @@ struct local_memo {
 	int full;
 	unsigned long gen, next_gen;
 	char *q, *next_q;
-	int threads;            /* the threads setting q was searched with */
+	int threads, next_threads; /* the threads setting q was searched with */
 	uint64_t mark, next_mark; /* the index's mark then (the next search
 				 * of q looks only at what came after it) */
 };

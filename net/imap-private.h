@@ -26,6 +26,7 @@ struct net_imap {
 	curl_socket_t fd;
 	unsigned caps;          /* CAP_* */
 	unsigned tag;           /* the last tag sent */
+	double started;         /* when this command began (req->deadline) */
 	char *ans;              /* this command's response lines */
 	size_t alen;
 	char *in;               /* read from the server, not yet taken */
@@ -36,7 +37,7 @@ struct net_imap {
 };
 
 /* imap-wire.c.  Each is bounded by req->timeout without progress (and
- * req->deadline in all, when set) and ends with ECANCELED at a stop,
+ * req->deadline from the command's start, when set) and ends with ECANCELED at a stop,
  * within a second; an error marks the session broken. */
 /* Log in (libcurl: greeting, STARTTLS, LOGIN or AUTHENTICATE), then ask
  * CAPABILITY; a no-op once connected. */

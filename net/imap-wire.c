@@ -47,6 +47,14 @@ static int wait_fd(struct net_imap *h, short events, double since, const char *w
 
 		if (net_stopped(h->req->stop, h->req->cancel))
 			return fail(h, ECANCELED, what, "stopped");
+		/* a server that trickles (a line now and then, never the
+		 * answer) is bounded by the deadline, as a search is */
+		if (h->started > 0 && h->req->deadline > 0 &&
+		    t - h->started >= (double)h->req->deadline) {
+			snprintf(why, sizeof(why), "no answer within the deadline of %ld s "
+				 "(timed out)", h->req->deadline);
+			return fail(h, ETIMEDOUT, what, why);
+		}
 		if (t - since >= (double)h->req->timeout) {
 			snprintf(why, sizeof(why), "no answer within %ld s (timed out)",
 				 h->req->timeout);
@@ -139,13 +147,14 @@ static void take(struct net_imap *h, size_t n)
  * literals it carries and the rest of it go only to h->ans). */
 int imap_line(struct net_imap *h, char *line, size_t cap, const char *what)
 {
-	int first = 1, err;
+	int first = 1, untagged = 0, err;
 
 	line[0] = '\0';
 	for (;;) {
 		char *nl;
 		size_t n, k;
 		unsigned long long lit = 0;
+		int has_lit = 0;
 
 		while (!h->ilen || !(nl = memchr(h->in, '\n', h->ilen))) {
 			if (h->ilen > LINE_MAX_BYTES)
@@ -161,18 +170,23 @@ int imap_line(struct net_imap *h, char *line, size_t cap, const char *what)
 			memcpy(line, h->in, c);
 			line[c] = '\0';
 			first = 0;
+			untagged = k && h->in[0] == '*';
 		}
-		/* a literal ends the line: "{123}" then 123 bytes, then the rest */
-		if (k >= 3 && h->in[k - 1] == '}') {
+		/* a literal ends the line: "{123}" then 123 bytes, then the
+		 * rest; only untagged data carries them (a tagged answer's or
+		 * a continuation's text is text, whatever it ends with) */
+		if (untagged && k >= 3 && h->in[k - 1] == '}') {
 			size_t i = k - 1;
 
 			while (i > 0 && h->in[i - 1] >= '0' && h->in[i - 1] <= '9')
 				i--;
-			if (i > 0 && h->in[i - 1] == '{' && i < k - 1)
+			if (i > 0 && h->in[i - 1] == '{' && i < k - 1) {
 				lit = strtoull(h->in + i, NULL, 10);
+				has_lit = 1;
+			}
 		}
 		take(h, n);
-		if (!lit)
+		if (!has_lit)
 			return 0;
 		if (lit > ANSWER_MAX)
 			return fail(h, EPROTO, what, "a literal in the answer is too long");
@@ -257,6 +271,7 @@ int imap_command(struct net_imap *h, const char *cmd, const char *what)
 
 	if ((err = imap_connect(h)))
 		return err;
+	h->started = now();
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "net/imap-private.h"
 
@@ -332,6 +333,14 @@ int net_imap_find(net_imap_t *h, const char *mid, int *found)
 	return err;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
 /* the flag list of an APPEND, " (\\Seen \\Flagged)", or "" */
 static void flag_list(unsigned flags, char *out, size_t len)
 {
@@ -420,6 +429,7 @@ int net_imap_append_batch(net_imap_t *h, struct net_imap_msg *m, size_t n)
 	if ((err = imap_connect(h)))
 		return err;
 	h->error[0] = '\0';
+	h->started = now_s();
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';
@@ -477,6 +487,7 @@ void net_imap_close(net_imap_t *h)
 			struct net_req short_req = *req;
 
 			short_req.timeout = req->timeout < LOGOUT_WAIT ? req->timeout : LOGOUT_WAIT;
+			short_req.deadline = short_req.timeout;
 			h->req = &short_req;
 			(void)imap_command(h, "LOGOUT", "LOGOUT");
 			h->req = req;
