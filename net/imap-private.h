@@ -52,6 +52,8 @@ int imap_line(struct net_imap *h, char *line, size_t cap, const char *what);
  * reason in h->error).  With `cont`, a continuation ("+ ...") ends the
  * read too, returning EINPROGRESS. */
 int imap_answer(struct net_imap *h, unsigned tag, int cont, const char *what);
+/* CLOCK_MONOTONIC in seconds (h->started) */
+double imap_now(void);
 /* One command (a line, no literal): send it tagged, read its answer. */
 int imap_command(struct net_imap *h, const char *cmd, const char *what);
 /* The reason of a tagged NO/BAD in h->ans, or `fallback`, into h->error;

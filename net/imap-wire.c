@@ -21,7 +21,7 @@
 /* a response line (without its literals) longer than this is refused */
 #define LINE_MAX_BYTES 16384
 
-static double now(void)
+double imap_now(void)
 {
 	struct timespec t;
 
@@ -43,7 +43,7 @@ static int wait_fd(struct net_imap *h, short events, double since, const char *w
 	char why[96];
 
 	for (;;) {
-		double t = now();
+		double t = imap_now();
 
 		if (net_stopped(h->req->stop, h->req->cancel))
 			return fail(h, ECANCELED, what, "stopped");
@@ -67,7 +67,7 @@ static int wait_fd(struct net_imap *h, short events, double since, const char *w
 
 int imap_send(struct net_imap *h, const char *buf, size_t len, const char *what)
 {
-	double since = now();
+	double since = imap_now();
 
 	while (len) {
 		size_t n = 0;
@@ -77,7 +77,7 @@ int imap_send(struct net_imap *h, const char *buf, size_t len, const char *what)
 		if (rc == CURLE_OK) {
 			buf += n;
 			len -= n;
-			since = now();
+			since = imap_now();
 			continue;
 		}
 		if (rc != CURLE_AGAIN)
@@ -91,7 +91,7 @@ int imap_send(struct net_imap *h, const char *buf, size_t len, const char *what)
 /* more of the server's bytes into h->in */
 static int fill(struct net_imap *h, const char *what)
 {
-	double since = now();
+	double since = imap_now();
 
 	if (h->icap - h->ilen < 4096) {
 		size_t cap = h->icap ? 2 * h->icap : 16384;
@@ -271,7 +271,7 @@ int imap_command(struct net_imap *h, const char *cmd, const char *what)
 
 	if ((err = imap_connect(h)))
 		return err;
-	h->started = now();
+	h->started = imap_now();
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';

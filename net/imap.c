@@ -19,7 +19,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "net/imap-private.h"
 
@@ -333,14 +332,6 @@ int net_imap_find(net_imap_t *h, const char *mid, int *found)
 	return err;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* the flag list of an APPEND, " (\\Seen \\Flagged)", or "" */
 static void flag_list(unsigned flags, char *out, size_t len)
 {
@@ -429,7 +420,7 @@ int net_imap_append_batch(net_imap_t *h, struct net_imap_msg *m, size_t n)
 	if ((err = imap_connect(h)))
 		return err;
 	h->error[0] = '\0';
-	h->started = now_s();
+	h->started = imap_now();
 	h->alen = 0;
 	if (h->ans)
 		h->ans[0] = '\0';
