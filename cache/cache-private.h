@@ -57,7 +57,8 @@ struct cache {
 	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
 	size_t maplen;
 	int statm;              /* /proc/self/statm (-1: none), and its */
-	long shared_base;       /* shared pages at open (the libraries) */
+	atomic_long shared_base; /* shared pages after the last drop (the
+				  * libraries: none of the map) */
 	char *datafile; /* DIR/lmdb/data.mdb, for messages */
 	atomic_int damaged;     /* a guarded read faulted (damage.c) */
 };

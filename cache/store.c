@@ -107,7 +107,7 @@ static void find_map(cache_t *c)
 	free(line);
 	fclose(f);
 	if (c->map && (c->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) >= 0)
-		c->shared_base = shared_pages(c);
+		atomic_store(&c->shared_base, shared_pages(c));
 }
 
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
@@ -482,7 +482,11 @@ uint64_t cache_version(cache_t *c)
  * a lookup fault its b-tree pages back each time (~100 us a lookup, most of
  * a local fill's time), so the map is dropped only once more than
  * MAP_RESIDENT of it is resident (statm, read in a few us, against what
- * was resident at open: the libraries).
+ * was resident right after the last drop, or at open: the libraries).
+ * The baseline is taken again after each drop: libraries fault in their
+ * pages as they are first used, and a baseline from open counted them as
+ * the map's, so that at 200,000 messages the map seemed resident for good
+ * and grep -r dropped it every 32 files (4.5x tmpfs).
  */
 void cache_drop_mappings(cache_t *c)
 {
@@ -494,12 +498,14 @@ void cache_drop_mappings(cache_t *c)
 	if (!c->map)
 		return;
 	if (c->statm >= 0 && (shared = shared_pages(c)) >= 0 &&
-	    (shared - c->shared_base) * sysconf(_SC_PAGESIZE) < MAP_RESIDENT)
+	    (shared - atomic_load(&c->shared_base)) * sysconf(_SC_PAGESIZE) < MAP_RESIDENT)
 		return;
 	if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
 		return;
 	len = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
 	madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED);
+	if (c->statm >= 0 && (shared = shared_pages(c)) >= 0)
+		atomic_store(&c->shared_base, shared);
 }
 
 void cache_close(cache_t *c)
