@@ -54,9 +54,10 @@ struct cache {
 	int mounted;            /* opened by cache_open: the IMAP tables are
 				 * open, cache_close stamps the close */
 	void *map;      /* where LMDB mapped data.mdb (NULL: not found) */
-	atomic_uint gets;       /* cache_msg_get calls, for cache_drop_mappings */
+	atomic_uint gets;       /* message and series reads, for cache_drop_mappings */
 	size_t maplen;
 	int statm;              /* /proc/self/statm (-1: none), and its */
+	atomic_int dropping;    /* a thread is in cache_drop_mappings's madvise */
 	atomic_long shared_base; /* shared pages after the last drop (the
 				  * libraries: none of the map) */
 	char *datafile; /* DIR/lmdb/data.mdb, for messages */

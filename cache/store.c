@@ -483,10 +483,9 @@ uint64_t cache_version(cache_t *c)
  * a local fill's time), so the map is dropped only once more than
  * MAP_RESIDENT of it is resident (statm, read in a few us, against what
  * was resident right after the last drop, or at open: the libraries).
- * The baseline is taken again after each drop: libraries fault in their
- * pages as they are first used, and a baseline from open counted them as
- * the map's, so that at 200,000 messages the map seemed resident for good
- * and grep -r dropped it every 32 files (4.5x tmpfs).
+ * The baseline is taken again after each drop (libraries fault their
+ * pages in as they are first used; they are not the map's), by the one
+ * thread that dropped: others that find a drop under way leave it be.
  */
 void cache_drop_mappings(cache_t *c)
 {
@@ -503,9 +502,12 @@ void cache_drop_mappings(cache_t *c)
 	if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
 		return;
 	len = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
-	madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED);
-	if (c->statm >= 0 && (shared = shared_pages(c)) >= 0)
+	if (atomic_exchange(&c->dropping, 1))
+		return;         /* another thread is dropping it */
+	if (madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED) == 0 &&
+	    c->statm >= 0 && (shared = shared_pages(c)) >= 0)
 		atomic_store(&c->shared_base, shared);
+	atomic_store(&c->dropping, 0);
 }
 
 void cache_close(cache_t *c)
