@@ -58,8 +58,7 @@ struct cache {
 	size_t maplen;
 	int statm;              /* /proc/self/statm (-1: none), and its */
 	atomic_int dropping;    /* a thread is in cache_drop_mappings's madvise */
-	atomic_long shared_base; /* shared pages after the last drop (the
-				  * libraries: none of the map) */
+	long shared_base;       /* shared pages at open (the libraries) */
 	char *datafile; /* DIR/lmdb/data.mdb, for messages */
 	atomic_int damaged;     /* a guarded read faulted (damage.c) */
 };

@@ -107,7 +107,7 @@ static void find_map(cache_t *c)
 	free(line);
 	fclose(f);
 	if (c->map && (c->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) >= 0)
-		atomic_store(&c->shared_base, shared_pages(c));
+		c->shared_base = shared_pages(c);
 }
 
 int cache_id_put(cache_t *c, MDB_txn *txn, uint64_t id, const char *name)
@@ -482,10 +482,11 @@ uint64_t cache_version(cache_t *c)
  * a lookup fault its b-tree pages back each time (~100 us a lookup, most of
  * a local fill's time), so the map is dropped only once more than
  * MAP_RESIDENT of it is resident (statm, read in a few us, against what
- * was resident right after the last drop, or at open: the libraries).
- * The baseline is taken again after each drop (libraries fault their
- * pages in as they are first used; they are not the map's), by the one
- * thread that dropped: others that find a drop under way leave it be.
+ * was resident at open: the libraries).  One thread drops at a time:
+ * others that find a drop under way leave it be.  (Taking the baseline
+ * again after each drop was tried: at 200,000 messages ls -f went 2.62x
+ * tmpfs, against 0.68x with it taken at open; tests/bench/README,
+ * 2026-12-07.)
  */
 void cache_drop_mappings(cache_t *c)
 {
@@ -497,16 +498,14 @@ void cache_drop_mappings(cache_t *c)
 	if (!c->map)
 		return;
 	if (c->statm >= 0 && (shared = shared_pages(c)) >= 0 &&
-	    (shared - atomic_load(&c->shared_base)) * sysconf(_SC_PAGESIZE) < MAP_RESIDENT)
+	    (shared - c->shared_base) * sysconf(_SC_PAGESIZE) < MAP_RESIDENT)
 		return;
 	if (mdb_env_info(c->env, &info) || mdb_env_stat(c->env, &st))
 		return;
 	len = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
 	if (atomic_exchange(&c->dropping, 1))
 		return;         /* another thread is dropping it */
-	if (madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED) == 0 &&
-	    c->statm >= 0 && (shared = shared_pages(c)) >= 0)
-		atomic_store(&c->shared_base, shared);
+	madvise(c->map, len < c->maplen ? len : c->maplen, MADV_DONTNEED);
 	atomic_store(&c->dropping, 0);
 }
 
