@@ -101,6 +101,17 @@ static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
 	st->st_mtime = st->st_ctime = st->st_atime = mtime;
 }
 
+/* a message file's attributes, from its entry */
+static void msg_attr(struct stat *st, uint64_t ino, const struct cache_entry *e)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_blksize = 4096;
+	file_attr(st, 0444, (off_t)e->size, (time_t)e->date);
+}
+
 static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 		     double *timeout)
 {
@@ -133,7 +144,7 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 	case N_MSG:
 		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
-		file_attr(st, 0444, (off_t)e.size, (time_t)e.date);
+		msg_attr(st, n->ino, &e);
 		*timeout = MSG_ATTR_TIMEOUT;
 		return 0;
 	case N_FILE: {
@@ -248,52 +259,52 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	switch (parent->kind) {
 	case N_ROOT:
 		if (!strcmp(name, "threads"))
-			n = node_lookup(N_THREADS, 0, NULL, NULL);
+			n = node_lookup(N_THREADS, 0, NULL);
 		else if (!strcmp(name, "subsystems"))
-			n = node_lookup(N_SUBSYS, 0, NULL, NULL);
+			n = node_lookup(N_SUBSYS, 0, NULL);
 		else if (!strcmp(name, "queries"))
-			n = node_lookup(N_QUERIES, 0, NULL, NULL);
+			n = node_lookup(N_QUERIES, 0, NULL);
 		else
 			return ENOENT;
 		break;
 	case N_SUBSYS:
 		if (!strcmp(name, ".status")) {
-			n = node_lookup(N_SSTATUS, 0, NULL, NULL);
+			n = node_lookup(N_SSTATUS, 0, NULL);
 			break;
 		}
 		if (!strcmp(name, ".sections")) {
-			n = node_lookup(N_SECTIONS, 0, NULL, NULL);
+			n = node_lookup(N_SECTIONS, 0, NULL);
 			break;
 		}
 		if ((err = GUARD(v, views_get_subsys(v, name, &cv))))
 			return err;
-		n = node_lookup(N_VIEW, cv.id, cv.name, NULL);
+		n = node_lookup(N_VIEW, cv.id, cv.name);
 		cache_view_release(&cv);
 		break;
 	case N_THREADS:
 		/* "<id>" and "id" are one view: its node has the record's name */
 		if ((err = GUARD(v, views_get_thread(v, name, &cv))))
 			return err;
-		n = node_lookup(N_VIEW, cv.id, cv.name, NULL);
+		n = node_lookup(N_VIEW, cv.id, cv.name);
 		cache_view_release(&cv);
 		break;
 	case N_QUERIES:
 		if (!strcmp(name, ".status")) {
-			n = node_lookup(N_QSTATUS, 0, NULL, NULL);
+			n = node_lookup(N_QSTATUS, 0, NULL);
 			break;
 		}
 		if (!strcmp(name, ".refresh")) {
-			n = node_lookup(N_QREFRESH, 0, NULL, NULL);
+			n = node_lookup(N_QREFRESH, 0, NULL);
 			break;
 		}
 		if ((err = GUARD(v, views_get(v, name, &cv))))
 			return err;
-		n = node_lookup(N_VIEW, cv.id, name, NULL);
+		n = node_lookup(N_VIEW, cv.id, name);
 		cache_view_release(&cv);
 		break;
 	case N_VIEW:
 		if ((kind = viewnames_child(name)) >= 0)
-			n = node_lookup(kind, parent->vid, parent->view, NULL);
+			n = node_lookup(kind, parent->vid, parent->view);
 		if (!n && viewnames_client_file(name)) {
 			size_t len;
 			int64_t mtime;
@@ -310,8 +321,14 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 	case N_NEW:
 		if ((err = fs_find_msg(v, parent, name, &e)))
 			return err;
-		n = node_lookup(N_MSG, parent->vid, parent->view, e.oid);
-		break;
+		/* its entry, just read, has its attributes; its name changes
+		 * only by renames the kernel makes itself */
+		if (!(ep->ino = node_lookup_msg(parent->vid, e.oid)))
+			return ENOMEM;
+		msg_attr(&ep->attr, ep->ino, &e);
+		ep->attr_timeout = MSG_ATTR_TIMEOUT;
+		ep->entry_timeout = MSG_ENTRY_TIMEOUT;
+		return 0;
 	case N_SERIES:
 	case N_SREV:
 		if ((err = fs_node_view(v, parent, &cv)))
@@ -331,11 +348,10 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 		return err;
 	}
 	ep->ino = n->ino;
-	/* a message's name changes only by renames the kernel makes itself;
-	 * views and client files come and go by other hands; a client file
+	/* views and client files come and go by other hands; a client file
 	 * renamed over .config or .query leaves the name to leifs's own file
 	 * at once, which the kernel learns at its next lookup */
-	ep->entry_timeout = n->kind == N_MSG ? MSG_ENTRY_TIMEOUT : FIXED_TIMEOUT;
+	ep->entry_timeout = FIXED_TIMEOUT;
 	if (n->kind == N_VIEW)
 		ep->entry_timeout = LIST_TIMEOUT;
 	if (n->kind == N_FILE)

@@ -2,6 +2,8 @@
  * Inode table: two GLib hash tables (by number, by identity) under one
  * mutex.  A node lives while the kernel holds lookups on it or a handler
  * holds a reference (node_get .. node_put).  Numbers are never reused.
+ * Messages are not in it: their records are msgnodes.c's, and node_get
+ * gives a handler a copy of one for as long as it holds it.
  */
 #include <errno.h>
 #include <glib.h>
@@ -9,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/msgnodes.h"
 #include "fs/node.h"
 
 struct ref_node {
 	struct node n;
 	uint64_t refs;          /* handler references; protected by lock */
 	int unkeyed;            /* replaced by a rename: in by_ino only */
+	int copy;               /* a message's, made by node_get */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,12 +32,6 @@ static guint key_hash(gconstpointer p)
 	const struct node *n = p;
 	guint h = (guint)n->kind * 2654435761u ^ (guint)n->vid * 40503u;
 
-	if (n->kind == N_MSG) {
-		guint x;
-
-		memcpy(&x, n->oid, sizeof(x));
-		h ^= x;
-	}
 	if (n->kind == N_FILE || n->kind == N_SREV || n->kind == N_SFILE)
 		h ^= g_str_hash(n->name);
 	return h;
@@ -44,7 +42,6 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 	const struct node *x = a, *y = b;
 
 	return x->kind == y->kind && x->vid == y->vid &&
-	       (x->kind != N_MSG || !memcmp(x->oid, y->oid, CACHE_OID_LEN)) &&
 	       ((x->kind != N_FILE && x->kind != N_SREV && x->kind != N_SFILE) ||
 		!strcmp(x->name, y->name));
 }
@@ -95,12 +92,25 @@ void node_table_destroy(void)
 		free_node(val);
 	g_hash_table_destroy(by_ino);
 	g_hash_table_destroy(by_key);
+	msgnodes_destroy();
 }
 
 struct node *node_get(uint64_t ino)
 {
 	struct ref_node *r;
 
+	if (msgnodes_is(ino)) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return NULL;    /* the callers' ENOENT: no better word */
+		if (msgnodes_get(ino, &r->n.vid, r->n.oid)) {
+			free(r);
+			return NULL;
+		}
+		r->n.ino = ino;
+		r->n.kind = N_MSG;
+		r->copy = 1;
+		return &r->n;
+	}
 	pthread_mutex_lock(&lock);
 	r = g_hash_table_lookup(by_ino, &ino);
 	if (r)
@@ -124,22 +134,26 @@ void node_put(struct node *n)
 {
 	struct ref_node *r = (struct ref_node *)n;
 
+	if (r->copy) {
+		msgnodes_put(n->ino);
+		free(r);
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	r->refs--;
 	maybe_free(r);
 	pthread_mutex_unlock(&lock);
 }
 
-static struct node *lookup(int kind, uint64_t vid, const char *view,
-			   const unsigned char *oid, const char *name)
+static struct node *lookup(int kind, uint64_t vid, const char *view, const char *name)
 {
 	struct node key = { .kind = kind, .vid = vid, .name = (char *)name };
 	struct ref_node *r;
 
 	if (kind == N_ROOT)
 		return &root.n;
-	if (oid)
-		memcpy(key.oid, oid, CACHE_OID_LEN);
+	if (kind == N_MSG)
+		return NULL;    /* node_lookup_msg */
 	pthread_mutex_lock(&lock);
 	r = g_hash_table_lookup(by_key, &key);
 	if (!r) {
@@ -154,7 +168,6 @@ static struct node *lookup(int kind, uint64_t vid, const char *view,
 		}
 		r->n.kind = kind;
 		r->n.vid = vid;
-		memcpy(r->n.oid, key.oid, CACHE_OID_LEN);
 		r->n.ino = next_ino++;
 		g_hash_table_insert(by_ino, &r->n.ino, r);
 		g_hash_table_insert(by_key, &r->n, r);
@@ -177,20 +190,29 @@ uint64_t node_find_ino(int kind, uint64_t vid)
 	return ino;
 }
 
-struct node *node_lookup(int kind, uint64_t vid, const char *view,
-			 const unsigned char *oid)
+struct node *node_lookup(int kind, uint64_t vid, const char *view)
 {
-	return lookup(kind, vid, view, oid, NULL);
+	return lookup(kind, vid, view, NULL);
+}
+
+uint64_t node_lookup_msg(uint64_t vid, const unsigned char *oid)
+{
+	return msgnodes_lookup(vid, oid);
+}
+
+int node_msg_known(uint64_t vid, const unsigned char *oid)
+{
+	return msgnodes_known(vid, oid);
 }
 
 struct node *node_lookup_named(int kind, uint64_t vid, const char *view, const char *name)
 {
-	return lookup(kind, vid, view, NULL, name);
+	return lookup(kind, vid, view, name);
 }
 
 struct node *node_lookup_file(uint64_t vid, const char *view, const char *name)
 {
-	return lookup(N_FILE, vid, view, NULL, name);
+	return lookup(N_FILE, vid, view, name);
 }
 
 int node_rename_file(uint64_t vid, const char *from, const char *to)
@@ -295,6 +317,11 @@ long node_view_inos(uint64_t vid, int lo, int hi, uint64_t **out)
 		a[n++] = r->n.ino;
 	}
 	pthread_mutex_unlock(&lock);
+	if (lo <= N_MSG && N_MSG <= hi && msgnodes_view_inos(vid, &a, &n, &cap)) {
+		free(a);
+		*out = NULL;
+		return -1;
+	}
 	*out = a;
 	return (long)n;
 }
@@ -331,6 +358,10 @@ void node_forget(uint64_t ino, uint64_t count)
 {
 	struct ref_node *r;
 
+	if (msgnodes_is(ino)) {
+		msgnodes_forget(ino, count);
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	r = g_hash_table_lookup(by_ino, &ino);
 	if (r && r != &root) {

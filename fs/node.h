@@ -72,9 +72,15 @@ void node_table_destroy(void);
 struct node *node_get(uint64_t ino);
 void node_put(struct node *n);
 
-/* Find or make the node for (kind, vid, oid) and count one kernel lookup. */
-struct node *node_lookup(int kind, uint64_t vid, const char *view,
-			 const unsigned char *oid);
+/* Find or make the node for (kind, vid) and count one kernel lookup;
+ * NULL if out of memory, and for N_MSG (node_lookup_msg). */
+struct node *node_lookup(int kind, uint64_t vid, const char *view);
+/* The inode of message oid of view vid, with one kernel lookup counted;
+ * 0 if out of memory.  node_get gives its node: kind, ino, vid and oid,
+ * no view name. */
+uint64_t node_lookup_msg(uint64_t vid, const unsigned char *oid);
+/* Whether the kernel holds the inode of message oid of view vid. */
+int node_msg_known(uint64_t vid, const unsigned char *oid);
 /* The inode of (kind, vid) if the kernel knows it, else 0; no lookup counted. */
 uint64_t node_find_ino(int kind, uint64_t vid);
 /* Likewise for a node named within its view (N_SREV, N_SFILE). */

@@ -18,6 +18,10 @@ test_expect_success 'cache unit tests: IMAP delivery records and their done coun
 	"$SRC_DIR/tests/c/test-imap" >imap.out 2>&1; rc=$?
 	cat imap.out; tail -n 1 imap.out | grep -q " 0 failed" && [ $rc -eq 0 ]
 '
+test_expect_success 'message inode records: distinct, held, never given twice' '
+	"$SRC_DIR/tests/c/test-nodes" >nodes.out 2>&1; rc=$?
+	cat nodes.out; tail -n 1 nodes.out | grep -q " 0 failed" && [ $rc -eq 0 ]
+'
 test_expect_success 'local search unit tests: patch ids (against git), dates, index, archives' '
 	"$SRC_DIR/tests/c/test-local" >local.out 2>&1; rc=$?
 	cat local.out; tail -n 1 local.out | grep -q " 0 failed" && [ $rc -eq 0 ]

@@ -1,0 +1,44 @@
+/*
+ * The inodes of message files, for node.c only.  A view lists up to
+ * hundreds of thousands of messages and the kernel keeps an inode for each
+ * file a grep -r or a client opened: one record of 48 bytes each, in slabs,
+ * instead of a node with its hash entries (~280 bytes).
+ *
+ * An inode number is its record's slot with the slot's generation, so a
+ * number comes back only after 2^30 reuses of one slot.  A record lives
+ * while the kernel holds lookups on it or a handler holds it (get .. put).
+ * Thread-safe: one mutex of its own.
+ */
+#ifndef LEIFS_MSGNODES_H
+#define LEIFS_MSGNODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+
+#define MSGNODE_BIT ((uint64_t)1 << 62)       /* set in every message inode */
+
+static inline int msgnodes_is(uint64_t ino)
+{
+	return (ino & MSGNODE_BIT) != 0;
+}
+
+/* The inode of (vid, oid), made if need be, with one kernel lookup
+ * counted; 0 if out of memory. */
+uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid);
+/* Whether the kernel holds a lookup of (vid, oid). */
+int msgnodes_known(uint64_t vid, const unsigned char *oid);
+/* Hold the record of ino and say what it stands for: 0, or ENOENT. */
+int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN]);
+void msgnodes_put(uint64_t ino);
+/* The kernel forgot `count` lookups of ino. */
+void msgnodes_forget(uint64_t ino, uint64_t count);
+/* Append the inodes of view vid's messages to *a (n used of cap,
+ * realloc'd); 0 or ENOMEM. */
+int msgnodes_view_inos(uint64_t vid, uint64_t **a, size_t *n, size_t *cap);
+/* Records live (for the tests and the bench) */
+size_t msgnodes_count(void);
+void msgnodes_destroy(void);
+
+#endif
