@@ -68,12 +68,18 @@ static int add_msg(void *arg, const struct cache_entry *e)
 	struct list_ctx *c = arg;
 	char name[128];
 	uint64_t h;
+	int i;
 
 	if (e->where != c->where)
 		return 0;
 	msgname_format(e, name, sizeof(name));
-	memcpy(&h, e->oid, sizeof(h));
-	dir_add(c->req, c->d, name, (fuse_ino_t)((h ^ c->vid) | 1), S_IFREG);
+	/* numbers that rise as the listing goes (entries come in oid order):
+	 * gnulib's fts, in grep -r, find and du, sorts a big directory by
+	 * them on any file system but a few, and frees its entries in that
+	 * order (12% of a warm grep -r of 200,000 files in random order) */
+	for (h = 0, i = 0; i < 8; i++)
+		h = h << 8 | e->oid[i];
+	dir_add(c->req, c->d, name, (fuse_ino_t)(h | 1), S_IFREG);
 	return c->d->err;
 }
 
