@@ -208,12 +208,23 @@ int cache_view_next_gen(cache_t *c, const char *name, uint64_t id, uint32_t *gen
 int cache_view_stale(cache_t *c, uint64_t id, uint32_t gen, uint64_t *n);
 /* Clear the bookmark: the next search is a full one. */
 int cache_view_reset(cache_t *c, const char *name, uint64_t id);
+/* What a sweep or a limit dropped, for a caller that tells the kernel
+ * those names are gone: the first CACHE_GONE_MAX entries that were not
+ * hidden, the others counted in `missed`.  Zeroed by the caller; free
+ * with cache_gone_free. */
+#define CACHE_GONE_MAX 65536
+struct cache_gone {
+	struct cache_entry *e;
+	size_t n, cap;
+	uint64_t missed;
+};
+void cache_gone_free(struct cache_gone *g);
 /* After a successful full search of generation `gen`, started in `epoch`:
  * drop the entries it did not see (hidden ones stay hidden), record gen.
  * Does nothing if the epoch moved on (a newer full search will sweep).
- * *dropped gets the count. */
+ * *dropped gets the count; gone (may be NULL) what went. */
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
-		     uint32_t epoch, uint64_t *dropped);
+		     uint32_t epoch, uint64_t *dropped, struct cache_gone *gone);
 
 /* ---- entries (a view's messages) ---- */
 
@@ -269,8 +280,9 @@ enum { CACHE_DEDUPE_CONTENT, CACHE_DEDUPE_OID, CACHE_DEDUPE_MID, CACHE_DEDUPE_NO
  * decides again, in arrival order. */
 int cache_view_clear_dedupe(cache_t *c, uint64_t id);
 /* Keep the n newest entries of a view that are not hidden (by date, then
- * blob id); drop the others. */
-int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped);
+ * blob id); drop the others (into gone, which may be NULL). */
+int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped,
+		     struct cache_gone *gone);
 
 /* Per-source bookmarks of a view: when the last search of `src` that found
  * something began.  ENOENT: none.  Set only if view `name` is still view

@@ -51,7 +51,39 @@ struct sweep {
 	uint64_t dropped;
 	int64_t delta[3];       /* entries dropped, by where (negative) */
 	int err;        /* why a walk stopped */
+	struct cache_gone *gone;        /* NULL: not asked */
 };
+
+void cache_gone_free(struct cache_gone *g)
+{
+	free(g->e);
+	memset(g, 0, sizeof(*g));
+}
+
+/* entry (k, r) went: keep it for the caller, up to CACHE_GONE_MAX (a
+ * failed allocation counts it as missed: the kernel keeps the name until
+ * its entry timeout, which is all it costs) */
+static void gone_add(struct cache_gone *g, const MDB_val *k, const struct entry_rec *r)
+{
+	MDB_val d = { sizeof(*r), (void *)r };
+
+	if (!g)
+		return;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct cache_entry *e = g->cap < CACHE_GONE_MAX ?
+					realloc(g->e, cap * sizeof(*e)) : NULL;
+
+		if (!e) {
+			g->missed++;
+			return;
+		}
+		g->e = e;
+		g->cap = cap;
+	}
+	if (!cache_entry_decode(k, &d, &g->e[g->n]))
+		g->n++;
+}
 
 /* entries: all of them, or those of another generation that are not hidden;
  * each one dropped releases its message */
@@ -75,6 +107,8 @@ static enum walk drop_entry(void *arg, const MDB_val *k, const MDB_val *d)
 	}
 	s->delta[r.where < 3 ? r.where : CACHE_NEW]--;
 	s->dropped++;
+	if (r.where != CACHE_HIDDEN)
+		gone_add(s->gone, k, &r);
 	return WALK_DROP;
 }
 
@@ -100,9 +134,9 @@ static enum walk drop_dedupe(void *arg, const MDB_val *k, const MDB_val *d)
 }
 
 static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
-			uint32_t gen, uint64_t *dropped)
+			uint32_t gen, uint64_t *dropped, struct cache_gone *gone)
 {
-	struct sweep s = { c, txn, id, all, gen, 0, { 0 }, 0 };
+	struct sweep s = { c, txn, id, all, gen, 0, { 0 }, 0, gone };
 	int rc;
 
 	if ((rc = cache_walk_prefix(c, txn, c->entry, id, drop_entry, &s)) || (rc = s.err) ||
@@ -118,11 +152,11 @@ static int drop_entries(cache_t *c, MDB_txn *txn, uint64_t id, int all,
 
 int cache_entries_drop(cache_t *c, MDB_txn *txn, uint64_t id)
 {
-	return drop_entries(c, txn, id, 1, 0, NULL);
+	return drop_entries(c, txn, id, 1, 0, NULL, NULL);
 }
 
 int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
-		     uint32_t epoch, uint64_t *dropped)
+		     uint32_t epoch, uint64_t *dropped, struct cache_gone *gone)
 {
 	MDB_val k = { strlen(name), (void *)name }, d;
 	struct cache_view v = { 0 };
@@ -139,7 +173,7 @@ int cache_view_sweep(cache_t *c, const char *name, uint64_t id, uint32_t gen,
 	if (v.id != id || v.epoch != epoch)     /* superseded: leave it */
 		goto out;
 	v.gen = gen;
-	if ((err = drop_entries(c, txn, id, 0, gen, dropped)) ||
+	if ((err = drop_entries(c, txn, id, 0, gen, dropped, gone)) ||
 	    (err = cache_view_put(txn, c, &v, 0)))
 		goto out;
 	err = cache_errno(mdb_txn_commit(txn));
@@ -222,10 +256,11 @@ static enum walk collect(void *arg, const MDB_val *k, const MDB_val *d)
 	return WALK_KEEP;
 }
 
-int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
+int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped,
+		     struct cache_gone *gone)
 {
 	struct keep kp = { 0 };
-	struct sweep s = { c, NULL, id, 0, 0, 0, { 0 }, 0 };
+	struct sweep s = { c, NULL, id, 0, 0, 0, { 0 }, 0, NULL };
 	unsigned char key[8 + CACHE_OID_LEN];
 	MDB_val k = { sizeof(key), key };
 	MDB_txn *txn;
@@ -251,6 +286,7 @@ int cache_view_limit(cache_t *c, uint64_t id, uint64_t n, uint64_t *dropped)
 		    (rc = cache_ref(c, txn, kp.v[i].oid, -1)))
 			goto out;
 		s.delta[r.where < 3 ? r.where : CACHE_NEW]--;
+		gone_add(gone, &k, &r);
 	}
 	if ((rc = cache_count_add(c, txn, id, s.delta)))
 		goto out;
@@ -347,7 +383,7 @@ int cache_view_delete(cache_t *c, const char *name)
 	cache_holder_spec(r.id, holder);
 	if ((rc = cache_errno(mdb_del(txn, c->view, &k, NULL))) ||
 	    ((rc = cache_errno(mdb_del(txn, c->ids, &ik, NULL))) && rc != ENOENT) ||
-	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL)) ||
+	    (rc = drop_entries(c, txn, r.id, 1, 0, NULL, NULL)) ||
 	    (rc = cache_files_drop(c, txn, r.id)) ||
 	    ((rc = cache_errno(mdb_del(txn, c->settings, &ik, NULL))) && rc != ENOENT) ||
 	    (rc = cache_walk_prefix(c, txn, c->marks, r.id, cache_walk_drop, NULL)) ||

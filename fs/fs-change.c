@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fs/dirbuf.h"
+#include "fs/fs-notify.h"
 #include "fs/fs-private.h"
 #include "fs/guard.h"
 #include "fs/log.h"
@@ -67,6 +68,56 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, err);
 }
 
+
+/*
+ * A rename of a message that changes a shared flag renames it in the
+ * other views that share flags (views_msg_move).  The kernel keeps the
+ * names it looked up there for MSG_ENTRY_TIMEOUT: those whose name
+ * changed are told gone (fs-notify.h), from their names before the move.
+ */
+struct other {
+	uint64_t vid;
+	struct cache_entry e;
+};
+
+/* a function of its own: the guard's sigsetjmp stays away from move_msg's
+ * variables */
+static int entry_of(views_t *v, uint64_t vid, const unsigned char *oid, struct cache_entry *e)
+{
+	return GUARD(v, cache_entry_get(views_cache(v), vid, oid, e));
+}
+
+static int move_msg(views_t *v, uint64_t vid, const struct cache_entry *e, int where,
+		    uint32_t was, uint32_t flags, uint32_t uid)
+{
+	struct other *o = NULL;
+	uint64_t *vids = NULL;
+	long n = 0, i, k = 0;
+	int err;
+
+	if ((was ^ flags) & CACHE_SHARED_FLAGS &&
+	    (n = node_msg_views(e->oid, vid, &vids)) > 0 && (o = calloc(n, sizeof(*o))))
+		for (i = 0; i < n; i++)
+			if (!entry_of(v, vids[i], e->oid, &o[k].e))
+				o[k++].vid = vids[i];
+	free(vids);
+	err = views_msg_move(v, vid, e->oid, where, was, flags, uid);
+	for (i = 0; !err && i < k; i++) {
+		struct cache_entry now;
+		char before[128], after[128] = "";
+		uint64_t dir;
+
+		msgname_format(&o[i].e, before, sizeof(before));
+		if (!entry_of(v, o[i].vid, e->oid, &now) &&
+		    now.where == o[i].e.where)
+			msgname_format(&now, after, sizeof(after));
+		if (strcmp(before, after) && o[i].e.where <= CACHE_CUR &&
+		    (dir = node_find_ino(o[i].e.where == CACHE_CUR ? N_CUR : N_NEW, o[i].vid)))
+			fs_notify_gone(dir, before);
+	}
+	free(o);
+	return err;
+}
 
 /*
  * A client file renamed over .config or .query, as git config -f, sed -i
@@ -166,8 +217,8 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 		if (!fs_find_msg(v, np, newname, &cur))
 			return EEXIST;
 	}
-	return views_msg_move(v, p->vid, e.oid, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
-			      from.flags, to.flags, to.uid);
+	return move_msg(v, p->vid, &e, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
+			from.flags, to.flags, to.uid);
 }
 
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,

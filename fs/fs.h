@@ -27,7 +27,8 @@ int fs_init(void);
 void fs_destroy(void);
 
 /* views_opts.changed: drop the kernel's listings of the view's cur/ and
- * new/; arg is the struct fuse_session. */
-void fs_view_changed(void *arg, uint64_t vid);
+ * new/ and the names in `gone` it looked up (fs-notify.c); arg is the
+ * struct fuse_session. */
+void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone);
 
 #endif

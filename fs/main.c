@@ -15,6 +15,7 @@
 #include "fs/config.h"
 #include "fs/deadmount.h"
 #include "fs/fs.h"
+#include "fs/fs-notify.h"
 #include "fs/log.h"
 #include "fs/options.h"
 #include "fs/settings.h"
@@ -336,6 +337,7 @@ int main(int argc, char *argv[])
 	cache_lock_moved(lock_fd);
 	vo.changed = fs_view_changed;
 	vo.changed_arg = se;
+	fs_notify_session(se);
 	if (views_open(&vo, &views, why, sizeof(why))) {
 		log_err("%s", why);
 		goto out_unmount;

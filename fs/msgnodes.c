@@ -253,6 +253,43 @@ int msgnodes_view_inos(uint64_t vid, uint64_t **a, size_t *n, size_t *cap)
 	return err;
 }
 
+long msgnodes_views_of(const unsigned char *oid, uint64_t skip, uint64_t **vids)
+{
+	size_t n = 0, cap = 0;
+	uint64_t *a = NULL;
+	uint32_t i;
+	long ret = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < used; i++) {
+		struct rec *r = at(i);
+
+		if (!r->nlookup || r->vid == skip || memcmp(r->oid, oid, CACHE_OID_LEN))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 8;
+			uint64_t *t = realloc(a, c * sizeof(*t));
+
+			if (!t) {
+				ret = -1;
+				break;
+			}
+			a = t;
+			cap = c;
+		}
+		a[n++] = r->vid;
+	}
+	pthread_mutex_unlock(&lock);
+	if (ret < 0) {
+		free(a);
+		a = NULL;
+	} else {
+		ret = (long)n;
+	}
+	*vids = a;
+	return ret;
+}
+
 size_t msgnodes_count(void)
 {
 	size_t n;

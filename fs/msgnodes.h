@@ -37,7 +37,11 @@ void msgnodes_forget(uint64_t ino, uint64_t count);
 /* Append the inodes of view vid's messages to *a (n used of cap,
  * realloc'd); 0 or ENOMEM. */
 int msgnodes_view_inos(uint64_t vid, uint64_t **a, size_t *n, size_t *cap);
-/* Records live (for the tests and the bench) */
+/* The views other than `skip` in which the kernel holds a lookup of oid,
+ * in *vids (malloc'd, NULL when none; a walk of every record): their
+ * number, or -1 (ENOMEM). */
+long msgnodes_views_of(const unsigned char *oid, uint64_t skip, uint64_t **vids);
+/* Records live (for the tests) */
 size_t msgnodes_count(void);
 void msgnodes_destroy(void);
 

@@ -205,6 +205,11 @@ int node_msg_known(uint64_t vid, const unsigned char *oid)
 	return msgnodes_known(vid, oid);
 }
 
+long node_msg_views(const unsigned char *oid, uint64_t skip, uint64_t **vids)
+{
+	return msgnodes_views_of(oid, skip, vids);
+}
+
 struct node *node_lookup_named(int kind, uint64_t vid, const char *view, const char *name)
 {
 	return lookup(kind, vid, view, name);

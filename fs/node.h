@@ -81,6 +81,9 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view);
 uint64_t node_lookup_msg(uint64_t vid, const unsigned char *oid);
 /* Whether the kernel holds the inode of message oid of view vid. */
 int node_msg_known(uint64_t vid, const unsigned char *oid);
+/* The views but `skip` whose message oid the kernel holds: see
+ * msgnodes_views_of. */
+long node_msg_views(const unsigned char *oid, uint64_t skip, uint64_t **vids);
 /* The inode of (kind, vid) if the kernel knows it, else 0; no lookup counted. */
 uint64_t node_find_ino(int kind, uint64_t vid);
 /* Likewise for a node named within its view (N_SREV, N_SFILE). */

@@ -59,7 +59,7 @@ int views_unhide(views_t *v, const char *name, const char *text, size_t len,
 		total += n;
 	}
 	if (total && v->o.changed)
-		v->o.changed(v->o.changed_arg, cv.id);
+		v->o.changed(v->o.changed_arg, cv.id, NULL);
 	if (err && why[0]) {
 		struct live *l;
 

@@ -428,6 +428,7 @@ void view_search(views_t *v, struct live *l)
 	char **safe = NULL;
 	size_t nparts = 0, k;
 	uint64_t received = 0, dropped = 0, bytes = 0, added = 0;
+	struct cache_gone gone = { 0 };         /* what a sweep or limit dropped */
 	time_t start = time(NULL);
 	int i, err, failed = 0, full, n = 0, held = 0;
 	uint32_t gen;
@@ -597,7 +598,8 @@ void view_search(views_t *v, struct live *l)
 		held = 1;       /* the next search is a full one again */
 	}
 	if (!failed && full &&
-	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped))) {
+	    (err = cache_view_sweep(v->cache, l->name, l->id, gen, cv.epoch, &dropped,
+					   &gone))) {
 		snprintf(err_text, sizeof(err_text), "cannot drop old results: %s",
 			 strerror(err));
 		failed = 1;
@@ -605,7 +607,7 @@ void view_search(views_t *v, struct live *l)
 	if (set.limit > 0) {
 		uint64_t over = 0;
 
-		if ((err = cache_view_limit(v->cache, cv.id, (uint64_t)set.limit, &over)))
+		if ((err = cache_view_limit(v->cache, cv.id, (uint64_t)set.limit, &over, &gone)))
 			log_err("limit of %s: %s", l->name, strerror(err));
 		dropped += over;
 	}
@@ -624,7 +626,7 @@ void view_search(views_t *v, struct live *l)
 			log_err("series of %s: %s", l->name, strerror(err));
 	}
 	if ((added || dropped) && v->o.changed)
-		v->o.changed(v->o.changed_arg, cv.id);
+		v->o.changed(v->o.changed_arg, cv.id, &gone);
 	goto record;
 broken:
 	if (!err_text[0])       /* else the reason said already */
@@ -681,6 +683,7 @@ out:
 	free(runs);
 	free(tids);
 	free_src(src, n);
+	cache_gone_free(&gone);
 	settings_free(&set);
 	free(norm);
 	free(mid);

@@ -412,7 +412,7 @@ static int turn(views_t *v, uint64_t id)
 	more = !err && !gone && d.more > 0;
 	/* what came joins series/ (the update kicks again: nothing is due) */
 	if (added && !atomic_load(&v->stop) && !views_series_update(v, id) && v->o.changed)
-		v->o.changed(v->o.changed_arg, id);
+		v->o.changed(v->o.changed_arg, id, NULL);
 	for (i = 0; i < d.a->len; i++)
 		g_free(g_array_index(d.a, struct due, i).mid);
 	g_array_free(d.a, TRUE);

@@ -83,8 +83,9 @@ struct views_opts {
 	int index_remote;       /* index what remote sources send, for
 				 * cache:URL sources (view-local.c); 0: off */
 	/* called from a refresh thread when a search changed what view `id`
-	 * holds, so that fs can tell the kernel its listings are stale */
-	void (*changed)(void *arg, uint64_t id);
+	 * holds, so that fs can tell the kernel its listings are stale and
+	 * which names left (gone: what a sweep or limit dropped, or NULL) */
+	void (*changed)(void *arg, uint64_t id, const struct cache_gone *gone);
 	void *changed_arg;
 };
 

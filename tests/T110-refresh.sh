@@ -92,6 +92,8 @@ test_expect_success 'a bad .query is refused and changes nothing' '
 test_expect_success 'writing .query re-runs the search; flags of what stays are kept' '
 	sub=$(grep -l "^Subject: .*rtc: core" "$V"/cur/* | head -n 1) &&
 	mv "$sub" "$sub"F && sub=$(basename "$sub")F &&
+	ls -l "$V/cur" "$V/new" >/dev/null &&   # the kernel looks each name up
+	(cd "$V" && find cur new -type f | sort) >before &&
 	echo "s:rtc AND s:core" >"$V/.query" &&
 	echo "s:rtc AND s:core" >expect && test_cmp expect "$V/.query" &&
 	test_wait_for 20 "[ \"\$(status \"$V\" last-query)\" = \"s:rtc AND s:core\" ] && grep -q \"^state: fresh\" \"$V/.status\"" &&
@@ -99,7 +101,12 @@ test_expect_success 'writing .query re-runs the search; flags of what stays are 
 	curl -fsS -d "" "${URL}?q=s%3Artc+AND+s%3Acore&x=m" | gzip -dc >answer &&
 	grep -c "^From mboxrd@z" answer >expect && find "$V/cur" "$V/new" -type f | wc -l >actual &&
 	{ test_cmp expect actual || { cat "$V/.status"; ls -l "$V/cur" "$V/new"; grep -H "^Subject" "$V"/cur/* "$V"/new/*; false; }; } &&
-	! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null
+	! grep -l "brand new" "$V"/cur/* "$V"/new/* 2>/dev/null &&
+	# a name the search dropped is gone now, not at its entry timeout
+	(cd "$V" && find cur new -type f | sort) >after && [ $(comm -23 before after | wc -l) -gt 0 ] &&
+	comm -23 before after | while read -r f; do
+		! [ -e "$V/$f" ] || { echo "still there: $f"; exit 1; }
+	done
 '
 test_expect_success '.query takes effect at each write: no newline; a second write continues the first' '
 	printf "s:rtc" >"$V/.query" && echo s:rtc >expect && test_cmp expect "$V/.query" &&

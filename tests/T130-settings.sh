@@ -105,8 +105,15 @@ test_expect_success 'the two inboxes deduplicated hold the messages the /all/ ex
 	maildir_mids "$(lei_out all)" | uniq >all.mids && test_cmp all.mids two.mids
 '
 test_expect_success 'limit = N keeps the N newest' '
+	ls -l "$V/cur" "$V/new" >/dev/null &&   # the kernel looks each name up
+	(cd "$V" && find cur new -type f | sort) >before &&
 	printf "[leifs]\n\tlimit = 5\n" | set_config "$V" &&
 	[ "$(find "$V/cur" "$V/new" -type f | wc -l)" = 5 ] &&
+	(cd "$V" && find cur new -type f | sort) >after && [ $(comm -23 before after | wc -l) -gt 0 ] &&
+	# and a name that went is gone now, not at the end of its entry timeout
+	comm -23 before after | while read -r f; do
+		! [ -e "$V/$f" ] || { echo "still there: $f"; exit 1; }
+	done &&
 	lei_q "$PI_URL" "$(lei_out limit)" "$Q" --no-import-remote 2>lei.err &&
 	find "$(lei_out limit)/cur" "$(lei_out limit)/new" -type f | while read -r f; do
 		printf "%s %s\n" "$(date -d "$(sed -n "/^\$/q; s/^Date: //p" "$f" | head -n 1)" +%s)" "$(git hash-object "$f")"

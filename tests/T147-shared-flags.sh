@@ -43,6 +43,14 @@ test_expect_success 'and back: unflagged in another view, unflagged in the first
 	mv "$B/cur/$N:2,FS" "$B/cur/$N:2,S" &&
 	test_wait_for 5 "is_at \"$A\" $O cur/$N:2,S && is_at \"$C\" $O cur/$N:2,S"
 '
+test_expect_success 'the name before goes at once from the others, which had looked it up' '
+	stat "$B/cur/$N:2,S" "$C/cur/$N:2,S" >/dev/null &&
+	mv "$A/cur/$N:2,S" "$A/cur/$N:2,FS" &&
+	test_wait_for 5 "! [ -e \"$B/cur/$N:2,S\" ] && ! [ -e \"$C/cur/$N:2,S\" ]" &&
+	[ -e "$B/cur/$N:2,FS" ] && [ -e "$C/cur/$N:2,FS" ] &&
+	mv "$A/cur/$N:2,FS" "$A/cur/$N:2,S" &&
+	test_wait_for 5 "! [ -e \"$B/cur/$N:2,FS\" ] && [ -e \"$B/cur/$N:2,S\" ]"
+'
 test_expect_success 'draft (not shared) and a hide stay the view'"'"'s own' '
 	mv "$A/cur/$N:2,S" "$A/cur/$N:2,DS" && sleep 1.2 && is_at "$B" $O "cur/$N:2,S" &&
 	mv "$A/cur/$N:2,DS" "$A/cur/$N:2,S" &&

@@ -187,7 +187,7 @@ static void test_sweep(void)
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0 && cache_batch_added(bt) == 0);
 	cache_batch_free(bt);
-	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped) == 0 && dropped == 1);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped, NULL) == 0 && dropped == 1);
 	CHECK(cache_entry_get(c, a.id, o2, &e) == ENOENT);
 	CHECK(cache_entry_get(c, a.id, o1, &e) == 0 && e.flags == 1u << 4);
 	CHECK(cache_view_get(c, "a", &a2) == 0 && a2.gen == 2);
@@ -206,7 +206,7 @@ static void test_sweep(void)
 	/* a search that started before the new query must neither restore the
 	 * bookmark nor sweep */
 	CHECK(cache_view_set_result(c, "q", a2.id, CACHE_VIEW_FRESH, a2.epoch, 200, 200, "", NULL) == 0);
-	CHECK(cache_view_sweep(c, "q", a2.id, 9, a2.epoch, &dropped) == 0 && dropped == 0);
+	CHECK(cache_view_sweep(c, "q", a2.id, 9, a2.epoch, &dropped, NULL) == 0 && dropped == 0);
 	cache_view_release(&a2);
 	CHECK(cache_view_get(c, "q", &a2) == 0 && a2.last_ok == 0 &&
 	      !strcmp(a2.query, "s:other"));
@@ -250,7 +250,7 @@ static void test_user_state(void)
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0);
 	cache_batch_free(bt);
-	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped) == 0 && dropped == 1);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped, NULL) == 0 && dropped == 1);
 	CHECK(cache_entry_get(c, a.id, o2, &e) == ENOENT);
 	/* back, as the user left it (not in new/, where new mail lands) */
 	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 2, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
@@ -384,7 +384,7 @@ static void test_counts(void)
 	CHECK(cache_entry_unhide(c, a.id, o1, &n) == 0 && n == 1);
 	CHECK(counts_are(c, a.id, 0, 2, 0));
 	/* a limit drops the oldest visible one; it comes back as it was */
-	CHECK(cache_view_limit(c, a.id, 1, &dropped) == 0 && dropped == 1);
+	CHECK(cache_view_limit(c, a.id, 1, &dropped, NULL) == 0 && dropped == 1);
 	CHECK(counts_are(c, a.id, 0, 1, 0));
 	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 1, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
@@ -398,7 +398,7 @@ static void test_counts(void)
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0);
 	cache_batch_free(bt);
-	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped) == 0 && dropped == 1);
+	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped, NULL) == 0 && dropped == 1);
 	CHECK(counts_are(c, a.id, 0, 0, 1) && counts_are(c, b.id, 1, 0, 0));
 	/* a cache from before counters: b loses its record, the check sees
 	 * it, the next open counts it again */
@@ -533,17 +533,17 @@ static void test_view_shape(void)
 			CHECK(cache_batch_add(b, msgs[i], strlen(msgs[i])) == 0);
 		CHECK(cache_batch_flush(b) == 0);
 		cache_batch_free(b);
-		CHECK(cache_view_sweep(c, "v", v.id, (uint32_t)mode + 1, v.epoch, &dropped) == 0);
+		CHECK(cache_view_sweep(c, "v", v.id, (uint32_t)mode + 1, v.epoch, &dropped, NULL) == 0);
 		count = 0;
 		CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0);
 		CHECK(count == want[mode]);
 	}
 	/* a message with no Message-ID is deduped by mid as its blob id */
 	CHECK(cache_mail_mid("Subject: x\n\nb\n", 13, (unsigned char[CACHE_CHASH_LEN]){ 0 }) == ENOENT);
-	CHECK(cache_view_limit(c, v.id, 1, &dropped) == 0 && dropped == 2);
+	CHECK(cache_view_limit(c, v.id, 1, &dropped, NULL) == 0 && dropped == 2);
 	count = 0;
 	CHECK(cache_entry_each(c, v.id, count_cb, &count) == 0 && count == 1);
-	CHECK(cache_view_limit(c, v.id, 5, &dropped) == 0 && dropped == 0);
+	CHECK(cache_view_limit(c, v.id, 5, &dropped, NULL) == 0 && dropped == 0);
 	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == ENOENT);
 	CHECK(cache_mark_set(c, "v", v.id, v.epoch, "http://a/", 42) == 0);
 	CHECK(cache_mark_get(c, v.id, "http://a/", &t) == 0 && t == 42);
@@ -655,8 +655,8 @@ static void test_damaged_record(void)
 	CHECK(mdb_txn_commit(txn) == 0);
 	CHECK(cache_entry_unhide(c, v.id, NULL, &n) == EIO);   /* was ENOMEM */
 	CHECK(cache_view_stale(c, v.id, 2, &n) == EIO);
-	CHECK(cache_view_limit(c, v.id, 0, &n) == EIO);
-	CHECK(cache_view_sweep(c, "v", v.id, 2, v.epoch, &n) == EIO);
+	CHECK(cache_view_limit(c, v.id, 0, &n, NULL) == EIO);
+	CHECK(cache_view_sweep(c, "v", v.id, 2, v.epoch, &n, NULL) == EIO);
 	CHECK(cache_view_delete(c, "v") == EIO);
 	cache_view_release(&v);
 	cache_close(c);

@@ -1,0 +1,24 @@
+/*
+ * Names the kernel may keep after they left a view (a sweep or a limit
+ * dropped their messages, a shared flag set in another view renamed
+ * them), told to the kernel from a thread of their own: the kernel takes
+ * the directory's lock for it, which a handler of that directory may hold
+ * while it waits on the very search, or rename, that sent them.
+ */
+#ifndef LEIFS_FS_NOTIFY_H
+#define LEIFS_FS_NOTIFY_H
+
+#include <stdint.h>
+
+struct fuse_session;
+
+/* The session to tell; before the loop starts. */
+void fs_notify_session(struct fuse_session *se);
+/* Queue "the entry `name` of directory `parent` is gone"; names past
+ * NOTIFY_MAX waiting are left to the kernel's entry timeout. */
+#define NOTIFY_MAX 262144
+void fs_notify_gone(uint64_t parent, const char *name);
+/* Stop the thread and drop what waits; after the session's unmount. */
+void fs_notify_stop(void);
+
+#endif
