@@ -123,7 +123,11 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 		file_attr(st, 0644, 0, mount_time);
 		return viewtext_attr(v, n, NULL, pid, st, timeout);
 	case N_MSG:
-		if ((err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
+		/* the bytes of a name never change: its lookup's are still true */
+		e.date = n->date;
+		e.size = n->size;
+		if (e.size == UINT64_MAX &&
+		    (err = GUARD(v, cache_entry_get(views_cache(v), n->vid, n->oid, &e))))
 			return err;
 		msg_attr(st, n->ino, &e);
 		*timeout = MSG_ATTR_TIMEOUT;
@@ -304,7 +308,7 @@ int fs_do_lookup(views_t *v, const struct node *parent, const char *name,
 			return err;
 		/* its entry, just read, has its attributes; its name changes
 		 * only by renames the kernel makes itself */
-		if (!(ep->ino = node_lookup_msg(parent->vid, e.oid)))
+		if (!(ep->ino = node_lookup_msg(parent->vid, &e)))
 			return ENOMEM;
 		msg_attr(&ep->attr, ep->ino, &e);
 		ep->attr_timeout = MSG_ATTR_TIMEOUT;

@@ -19,11 +19,14 @@
 
 struct rec {
 	uint64_t vid;
-	uint64_t nlookup;
+	int64_t date;                   /* the entry's, at the last lookup */
 	unsigned char oid[CACHE_OID_LEN];
+	uint32_t nlookup;               /* stays at UINT32_MAX once there (the
+					 * record is kept: never freed early) */
 	uint32_t refs;
 	uint32_t gen;                   /* bumped each time the slot is freed */
 	uint32_t next;                  /* hash chain, or the free chain: slot + 1 */
+	uint32_t size;                  /* likewise; UINT32_MAX: larger */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,7 +116,13 @@ static int64_t new_slot(void)
 	return used++;
 }
 
-uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid)
+static void set_attr(struct rec *r, int64_t date, uint64_t size)
+{
+	r->date = date;
+	r->size = size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+}
+
+uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, uint64_t size)
 {
 	uint32_t slot, h;
 	int64_t s;
@@ -127,7 +136,9 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid)
 	for (slot = buckets[h]; slot; slot = r->next) {
 		r = at(slot - 1);
 		if (r->vid == vid && !memcmp(r->oid, oid, CACHE_OID_LEN)) {
-			r->nlookup++;
+			if (r->nlookup < UINT32_MAX)
+				r->nlookup++;
+			set_attr(r, date, size);
 			ino = ino_of(slot - 1, r);
 			goto out;
 		}
@@ -139,6 +150,7 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid)
 	memcpy(r->oid, oid, CACHE_OID_LEN);
 	r->nlookup = 1;
 	r->refs = 0;
+	set_attr(r, date, size);
 	r->next = buckets[h];
 	buckets[h] = (uint32_t)s + 1;
 	live++;
@@ -166,7 +178,8 @@ int msgnodes_known(uint64_t vid, const unsigned char *oid)
 	return known;
 }
 
-int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN])
+int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
+		 int64_t *date, uint64_t *size)
 {
 	struct rec *r;
 	uint32_t slot;
@@ -176,6 +189,8 @@ int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN])
 		r->refs++;
 		*vid = r->vid;
 		memcpy(oid, r->oid, CACHE_OID_LEN);
+		*date = r->date;
+		*size = r->size < UINT32_MAX ? r->size : UINT64_MAX;
 	}
 	pthread_mutex_unlock(&lock);
 	return r ? 0 : ENOENT;
@@ -219,7 +234,8 @@ void msgnodes_forget(uint64_t ino, uint64_t count)
 
 	pthread_mutex_lock(&lock);
 	if ((r = find_ino(ino, &slot))) {
-		r->nlookup = r->nlookup > count ? r->nlookup - count : 0;
+		if (r->nlookup < UINT32_MAX)
+			r->nlookup = r->nlookup > count ? r->nlookup - (uint32_t)count : 0;
 		maybe_free(r, slot);
 	}
 	pthread_mutex_unlock(&lock);

@@ -1,8 +1,10 @@
 /*
  * The inodes of message files, for node.c only.  A view lists up to
  * hundreds of thousands of messages and the kernel keeps an inode for each
- * file a grep -r or a client opened: one record of 48 bytes each, in slabs,
- * instead of a node with its hash entries (~280 bytes).
+ * file a grep -r or a client opened: one record of 56 bytes each, in slabs,
+ * instead of a node with its hash entries (~280 bytes).  A record keeps
+ * the entry's date and size, so that the kernel's getattr of a message
+ * (after each first read: the kernel drops its atime) reads no cache.
  *
  * An inode number is its record's slot with the slot's generation, so a
  * number comes back only after 2^30 reuses of one slot.  A record lives
@@ -25,12 +27,14 @@ static inline int msgnodes_is(uint64_t ino)
 }
 
 /* The inode of (vid, oid), made if need be, with one kernel lookup
- * counted; 0 if out of memory. */
-uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid);
+ * counted and the entry's date and size kept; 0 if out of memory. */
+uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, uint64_t size);
 /* Whether the kernel holds a lookup of (vid, oid). */
 int msgnodes_known(uint64_t vid, const unsigned char *oid);
-/* Hold the record of ino and say what it stands for: 0, or ENOENT. */
-int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN]);
+/* Hold the record of ino and say what it stands for: 0, or ENOENT.
+ * *size is UINT64_MAX when it was too large to keep. */
+int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
+		 int64_t *date, uint64_t *size);
 void msgnodes_put(uint64_t ino);
 /* The kernel forgot `count` lookups of ino. */
 void msgnodes_forget(uint64_t ino, uint64_t count);

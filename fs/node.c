@@ -102,7 +102,7 @@ struct node *node_get(uint64_t ino)
 	if (msgnodes_is(ino)) {
 		if (!(r = calloc(1, sizeof(*r))))
 			return NULL;    /* the callers' ENOENT: no better word */
-		if (msgnodes_get(ino, &r->n.vid, r->n.oid)) {
+		if (msgnodes_get(ino, &r->n.vid, r->n.oid, &r->n.date, &r->n.size)) {
 			free(r);
 			return NULL;
 		}
@@ -195,9 +195,9 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view)
 	return lookup(kind, vid, view, NULL);
 }
 
-uint64_t node_lookup_msg(uint64_t vid, const unsigned char *oid)
+uint64_t node_lookup_msg(uint64_t vid, const struct cache_entry *e)
 {
-	return msgnodes_lookup(vid, oid);
+	return msgnodes_lookup(vid, e->oid, e->date, e->size);
 }
 
 int node_msg_known(uint64_t vid, const unsigned char *oid)

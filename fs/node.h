@@ -30,7 +30,9 @@ struct node {
 					 * (a handler may be reading it) */
 	char **old_views;
 	size_t nold;
-	unsigned char oid[CACHE_OID_LEN];  /* N_MSG */
+	unsigned char oid[CACHE_OID_LEN];  /* N_MSG, with the entry's date and */
+	int64_t date;                   /* size at its lookup (UINT64_MAX: */
+	uint64_t size;                  /* ask the cache) */
 	char *name;                     /* N_FILE: a client file of the view;
 					 * protected by the table lock */
 	/* generated files (.query, .status, ...), protected by viewtext.c's
@@ -75,10 +77,10 @@ void node_put(struct node *n);
 /* Find or make the node for (kind, vid) and count one kernel lookup;
  * NULL if out of memory, and for N_MSG (node_lookup_msg). */
 struct node *node_lookup(int kind, uint64_t vid, const char *view);
-/* The inode of message oid of view vid, with one kernel lookup counted;
- * 0 if out of memory.  node_get gives its node: kind, ino, vid and oid,
- * no view name. */
-uint64_t node_lookup_msg(uint64_t vid, const unsigned char *oid);
+/* The inode of entry e of view vid, with one kernel lookup counted; 0 if
+ * out of memory.  node_get gives its node: kind, ino, vid, oid, date and
+ * size, no view name. */
+uint64_t node_lookup_msg(uint64_t vid, const struct cache_entry *e);
 /* Whether the kernel holds the inode of message oid of view vid. */
 int node_msg_known(uint64_t vid, const unsigned char *oid);
 /* The views but `skip` whose message oid the kernel holds: see

@@ -37,14 +37,15 @@ static int cmp_u64(const void *a, const void *b)
 static void test_many(void)
 {
 	enum { N = 20000 };     /* several slabs and bucket growths */
-	uint64_t *ino = calloc(N, sizeof(*ino)), *sorted = calloc(N, sizeof(*ino)), vid;
+	uint64_t *ino = calloc(N, sizeof(*ino)), *sorted = calloc(N, sizeof(*ino)), vid, size;
+	int64_t date;
 	unsigned char oid[CACHE_OID_LEN], got[CACHE_OID_LEN];
 	size_t n = 0, cap = 0, i, bad = 0;
 	uint64_t *list = NULL;
 
 	for (i = 0; i < N; i++) {
 		oid_of((unsigned)i, oid);
-		ino[i] = msgnodes_lookup(1 + i % 3, oid);
+		ino[i] = msgnodes_lookup(1 + i % 3, oid, 7, 100);
 		bad += !msgnodes_is(ino[i]);
 	}
 	CHECK(bad == 0);
@@ -56,18 +57,33 @@ static void test_many(void)
 	CHECK(bad == 0);        /* one number a message */
 	for (i = 0, bad = 0; i < N; i++) {
 		oid_of((unsigned)i, oid);
-		/* a second lookup: the same number, a second count */
-		bad += msgnodes_lookup(1 + i % 3, oid) != ino[i];
-		bad += msgnodes_get(ino[i], &vid, got) != 0 || vid != 1 + i % 3 ||
-		       memcmp(got, oid, CACHE_OID_LEN);
+		/* a second lookup: the same number, a second count, the
+		 * entry's attributes as it says them now */
+		bad += msgnodes_lookup(1 + i % 3, oid, (int64_t)i, i * 10) != ino[i];
+		bad += msgnodes_get(ino[i], &vid, got, &date, &size) != 0 || vid != 1 + i % 3 ||
+		       memcmp(got, oid, CACHE_OID_LEN) || date != (int64_t)i || size != i * 10;
 		msgnodes_put(ino[i]);
 	}
 	CHECK(bad == 0);
 	CHECK(msgnodes_count() == N);
 	/* the same oid in another view is another file */
 	oid_of(0, oid);
-	CHECK(msgnodes_lookup(99, oid) != ino[0]);
-	msgnodes_forget(msgnodes_lookup(99, oid), 2);
+	CHECK(msgnodes_lookup(99, oid, 0, (uint64_t)5 << 30) != ino[0]);
+	CHECK(msgnodes_get(msgnodes_lookup(99, oid, 0, 1), &vid, got, &date, &size) == 0 &&
+	      size == 1);
+	msgnodes_put(msgnodes_lookup(99, oid, 0, 1));
+	CHECK(msgnodes_get(msgnodes_lookup(99, oid, 0, (uint64_t)5 << 30), &vid, got, &date,
+			   &size) == 0 && size == UINT64_MAX);  /* too large: the cache says */
+	msgnodes_put(msgnodes_lookup(99, oid, 0, 1));
+	CHECK(msgnodes_known(99, oid) && msgnodes_known(1, oid) && !msgnodes_known(2, oid));
+	{
+		uint64_t *vids = NULL;
+
+		CHECK(msgnodes_views_of(oid, 1, &vids) == 1 && vids[0] == 99);
+		free(vids);
+	}
+	msgnodes_forget(msgnodes_lookup(99, oid, 0, 0), 7);
+	CHECK(!msgnodes_known(99, oid));
 	CHECK(msgnodes_count() == N);
 	CHECK(msgnodes_view_inos(2, &list, &n, &cap) == 0);
 	CHECK(n == (N + 1) / 3);        /* i % 3 == 1 */
@@ -81,14 +97,14 @@ static void test_many(void)
 		msgnodes_forget(ino[i], 1);
 	CHECK(msgnodes_count() == N);
 	/* a handler's hold outlives the kernel's forget */
-	CHECK(msgnodes_get(ino[7], &vid, got) == 0);
+	CHECK(msgnodes_get(ino[7], &vid, got, &date, &size) == 0);
 	for (i = 0; i < N; i++)
 		msgnodes_forget(ino[i], 1);
 	CHECK(msgnodes_count() == 1);
-	CHECK(msgnodes_get(ino[8], &vid, got) == ENOENT);
+	CHECK(msgnodes_get(ino[8], &vid, got, &date, &size) == ENOENT);
 	msgnodes_put(ino[7]);
 	CHECK(msgnodes_count() == 0);
-	CHECK(msgnodes_get(ino[7], &vid, got) == ENOENT);
+	CHECK(msgnodes_get(ino[7], &vid, got, &date, &size) == ENOENT);
 	msgnodes_forget(ino[7], 1);     /* a stale forget changes nothing */
 	msgnodes_put(ino[7]);
 	CHECK(msgnodes_count() == 0);
@@ -98,7 +114,7 @@ static void test_many(void)
 		uint64_t again;
 
 		oid_of((unsigned)i, oid);
-		again = msgnodes_lookup(1 + i % 3, oid);
+		again = msgnodes_lookup(1 + i % 3, oid, 7, 100);
 		bad += !again || bsearch(&again, sorted, N, sizeof(*sorted), cmp_u64) != NULL;
 	}
 	CHECK(bad == 0);
@@ -106,7 +122,7 @@ static void test_many(void)
 	msgnodes_destroy();
 	CHECK(msgnodes_count() == 0);
 	oid_of(1, oid);
-	CHECK(msgnodes_lookup(1, oid) != 0);    /* usable after destroy */
+	CHECK(msgnodes_lookup(1, oid, 0, 0) != 0);      /* usable after destroy */
 	msgnodes_destroy();
 	free(ino);
 	free(sorted);
