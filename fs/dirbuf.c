@@ -1,7 +1,14 @@
-/* Directory listings made for the kernel (dirbuf.h). */
+/*
+ * Directory listings made for the kernel (dirbuf.h).  A buffer is a
+ * mapping of its own, grown by mremap and unmapped at release: a listing
+ * of 200,000 names is ~18 MB, and given back to malloc it stayed in the
+ * daemon's arenas (RssAnon +14 MiB after four ls -f of such a view, +21
+ * after four grep -r), and each doubling copied it.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "fs/dirbuf.h"
 
@@ -28,7 +35,8 @@ void dir_free(struct dirbuf *d)
 		d->next->prev = d->prev;
 		pthread_mutex_unlock(&open_dirs_lock);
 	}
-	free(d->buf);
+	if (d->buf)
+		munmap(d->buf, d->cap);
 	free(d);
 }
 
@@ -52,8 +60,9 @@ void dir_add(fuse_req_t req, struct dirbuf *d, const char *name,
 
 		while (cap < d->size + need)
 			cap *= 2;
-		b = realloc(d->buf, cap);
-		if (!b) {
+		b = d->buf ? mremap(d->buf, d->cap, cap, MREMAP_MAYMOVE) :
+			     mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED) {
 			d->err = ENOMEM;
 			return;
 		}

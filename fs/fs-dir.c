@@ -186,8 +186,7 @@ void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	err = do_opendir(req, fs_views(req), n, d);
 	node_put(n);
 	if (err) {
-		free(d->buf);
-		free(d);
+		dir_free(d);
 		fuse_reply_err(req, err);
 		return;
 	}

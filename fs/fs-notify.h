@@ -4,6 +4,13 @@
  * them), told to the kernel from a thread of their own: the kernel takes
  * the directory's lock for it, which a handler of that directory may hold
  * while it waits on the very search, or rename, that sent them.
+ *
+ * The kernel's side waits, uninterruptibly, for that lock: while it waits
+ * the thread holds the device open.  A daemon killed (SIGKILL) at that
+ * moment, with the holder's request unanswered, leaves the mount hanging
+ * until it is aborted (/sys/fs/fuse/connections/N/abort); so does a stop
+ * by signal with such a request still queued.  The invalidations of
+ * listings (fs_view_changed) share the risk for page locks.
  */
 #ifndef LEIFS_FS_NOTIFY_H
 #define LEIFS_FS_NOTIFY_H
