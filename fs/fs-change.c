@@ -74,6 +74,11 @@ void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
  * other views that share flags (views_msg_move).  The kernel keeps the
  * names it looked up there for MSG_ENTRY_TIMEOUT: those whose name
  * changed are told gone (fs-notify.h), from their names before the move.
+ * So is the client's new name when the entry came out otherwise (another
+ * view's change came in between): the kernel moves its entry to that name
+ * once we answer, and the notice waits for the rename's directory locks.
+ * A view that looks the message up between the two reads of the others
+ * is not told (a race of microseconds; its name then lasts its timeout).
  */
 struct other {
 	uint64_t vid;
@@ -88,8 +93,11 @@ static int entry_of(views_t *v, uint64_t vid, const unsigned char *oid, struct c
 }
 
 static int move_msg(views_t *v, uint64_t vid, const struct cache_entry *e, int where,
-		    uint32_t was, uint32_t flags, uint32_t uid)
+		    uint32_t was, uint32_t flags, uint32_t uid, uint64_t newdir,
+		    const char *newname)
 {
+	struct cache_entry now;
+	char got[128];
 	struct other *o = NULL;
 	uint64_t *vids = NULL;
 	long n = 0, i, k = 0;
@@ -102,8 +110,12 @@ static int move_msg(views_t *v, uint64_t vid, const struct cache_entry *e, int w
 				o[k++].vid = vids[i];
 	free(vids);
 	err = views_msg_move(v, vid, e->oid, where, was, flags, uid);
+	if (!err && !entry_of(v, vid, e->oid, &now)) {
+		msgname_format(&now, got, sizeof(got));
+		if (now.where != where || strcmp(got, newname))
+			fs_notify_gone(newdir, newname, 0);
+	}
 	for (i = 0; !err && i < k; i++) {
-		struct cache_entry now;
 		char before[128], after[128] = "";
 		uint64_t dir;
 
@@ -113,7 +125,7 @@ static int move_msg(views_t *v, uint64_t vid, const struct cache_entry *e, int w
 			msgname_format(&now, after, sizeof(after));
 		if (strcmp(before, after) && o[i].e.where <= CACHE_CUR &&
 		    (dir = node_find_ino(o[i].e.where == CACHE_CUR ? N_CUR : N_NEW, o[i].vid)))
-			fs_notify_gone(dir, before);
+			fs_notify_gone(dir, before, 0);
 	}
 	free(o);
 	return err;
@@ -218,7 +230,7 @@ static int do_rename(views_t *v, const struct node *p, const char *name,
 			return EEXIST;
 	}
 	return move_msg(v, p->vid, &e, np->kind == N_CUR ? CACHE_CUR : CACHE_NEW,
-			from.flags, to.flags, to.uid);
+			from.flags, to.flags, to.uid, np->ino, newname);
 }
 
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,

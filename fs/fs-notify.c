@@ -57,23 +57,23 @@ void fs_notify_session(struct fuse_session *se)
 	session = se;
 }
 
-void fs_notify_gone(uint64_t parent, const char *name)
+int fs_notify_gone(uint64_t parent, const char *name, int force)
 {
 	size_t len = strlen(name);
 	struct gone *g;
 
 	if (!session || !(g = malloc(sizeof(*g) + len + 1)))
-		return;         /* the entry timeout still ends it */
+		return -1;
 	g->next = NULL;
 	g->parent = parent;
 	g->len = len;
 	memcpy(g->name, name, len + 1);
 	pthread_mutex_lock(&lock);
-	if (stopping || waiting >= NOTIFY_MAX ||
+	if (stopping || (waiting >= NOTIFY_MAX && !force) ||
 	    (!started && pthread_create(&thread, NULL, run, NULL))) {
 		pthread_mutex_unlock(&lock);
 		free(g);
-		return;
+		return -1;
 	}
 	started = 1;
 	*tail = g;
@@ -81,6 +81,7 @@ void fs_notify_gone(uint64_t parent, const char *name)
 	waiting++;
 	pthread_cond_signal(&cond);
 	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 void fs_notify_stop(void)
@@ -109,15 +110,19 @@ void fs_notify_stop(void)
  * A search changed a view: the kernel keeps listings of cur/ and new/ (and
  * their attributes, for LIST_TIMEOUT) and would show the change only when
  * those expire.  Invalidating the two inodes makes the next listing ask.
- * The names of messages that left are kept for MSG_ENTRY_TIMEOUT (fs.c): those the
- * kernel looked up are told gone (fs-notify.h).
+ * The names of messages that left are kept for MSG_ENTRY_TIMEOUT (fs.c):
+ * each is told gone (fs-notify.h), whether or not the kernel looked it up
+ * (a lookup that read the entry before the sweep may still be answering:
+ * the kernel's directory lock puts the notice after it).  When not all of
+ * them can be told, cur/ or new/ itself is, which drops all its names.
  */
 void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 {
 	struct fuse_session *se = arg;
-	uint64_t ino, dir[2] = { 0 }, *inos;
+	uint64_t dir[2] = { 0 }, *inos;
 	long i, n;
 	size_t k;
+	int lost[2] = { 0 };
 
 	if (!se)
 		return;
@@ -129,11 +134,20 @@ void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 		const struct cache_entry *e = &gone->e[k];
 		char name[128];
 
-		if (e->where > CACHE_CUR || !(ino = dir[e->where]) ||
-		    !node_msg_known(vid, e->oid))
+		if (e->where > CACHE_CUR || !dir[e->where] || lost[e->where])
 			continue;
 		msgname_format(e, name, sizeof(name));
-		fs_notify_gone(ino, name);
+		lost[e->where] = fs_notify_gone(dir[e->where], name, 0) != 0;
+	}
+	if (gone && gone->missed)       /* which were not kept: both */
+		lost[CACHE_CUR] = lost[CACHE_NEW] = 1;
+	if ((lost[CACHE_CUR] && dir[CACHE_CUR]) || (lost[CACHE_NEW] && dir[CACHE_NEW])) {
+		uint64_t view = node_find_ino(N_VIEW, vid);
+
+		if (view && lost[CACHE_CUR] && dir[CACHE_CUR])
+			fs_notify_gone(view, "cur", 1);
+		if (view && lost[CACHE_NEW] && dir[CACHE_NEW])
+			fs_notify_gone(view, "new", 1);
 	}
 	/* and series/ (the search brought it up to date first): its listing,
 	 * each revision's and file's attributes and a file's pages */

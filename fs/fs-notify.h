@@ -21,10 +21,11 @@ struct fuse_session;
 
 /* The session to tell; before the loop starts. */
 void fs_notify_session(struct fuse_session *se);
-/* Queue "the entry `name` of directory `parent` is gone"; names past
- * NOTIFY_MAX waiting are left to the kernel's entry timeout. */
+/* Queue "the entry `name` of directory `parent` is gone": 0, or -1 when
+ * NOTIFY_MAX names wait already (or memory ran out), for a caller that
+ * then tells the kernel a whole directory went (force: past the bound). */
 #define NOTIFY_MAX 262144
-void fs_notify_gone(uint64_t parent, const char *name);
+int fs_notify_gone(uint64_t parent, const char *name, int force);
 /* Stop the thread and drop what waits; after the session's unmount. */
 void fs_notify_stop(void);
 

@@ -3,7 +3,8 @@
  * slot from the inode number and by (view, oid) through a chained hash of
  * slot numbers.  Free records are chained for reuse; slabs are never
  * given back (a view's files come back at the next grep, and a slab is
- * 192 KiB).  Written by hand: a GHashTable costs two pointers and a hash a
+ * 224 KiB).  The views that have records are counted in a small table,
+ * so that the views holding one message are found by a probe each.  Written by hand: a GHashTable costs two pointers and a hash a
  * bucket, and each value would still be a malloc of its own.
  */
 #include <errno.h>
@@ -36,6 +37,34 @@ static uint32_t free_head;      /* slot + 1; 0: none */
 static uint32_t *buckets;       /* slot + 1; 0: empty */
 static uint32_t nbuckets;       /* a power of two, or 0 */
 static size_t live;
+static struct vcount {
+	uint64_t vid;
+	size_t n;                       /* live records of the view */
+} *views;
+static size_t nviews;
+
+/* count one more (d 1) or one fewer (d -1) record of vid; 0 or ENOMEM */
+static int count_view(uint64_t vid, int d)
+{
+	size_t i;
+
+	for (i = 0; i < nviews && views[i].vid != vid; i++)
+		;
+	if (i == nviews) {
+		struct vcount *t;
+
+		if (d < 0 || !(t = realloc(views, (nviews + 1) * sizeof(*t))))
+			return ENOMEM;
+		views = t;
+		views[nviews].vid = vid;
+		views[nviews++].n = 0;
+	}
+	if (d > 0)
+		views[i].n++;
+	else if (!--views[i].n)
+		views[i] = views[--nviews];
+	return 0;
+}
 
 static struct rec *at(uint32_t slot)
 {
@@ -143,8 +172,12 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, u
 			goto out;
 		}
 	}
-	if ((s = new_slot()) < 0)
+	if (count_view(vid, 1))
 		goto out;
+	if ((s = new_slot()) < 0) {
+		count_view(vid, -1);
+		goto out;
+	}
 	r = at((uint32_t)s);
 	r->vid = vid;
 	memcpy(r->oid, oid, CACHE_OID_LEN);
@@ -158,24 +191,6 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, u
 out:
 	pthread_mutex_unlock(&lock);
 	return ino;
-}
-
-int msgnodes_known(uint64_t vid, const unsigned char *oid)
-{
-	uint32_t slot;
-	struct rec *r = NULL;
-	int known = 0;
-
-	pthread_mutex_lock(&lock);
-	for (slot = nbuckets ? buckets[hash(vid, oid) & (nbuckets - 1)] : 0; slot; slot = r->next) {
-		r = at(slot - 1);
-		if (r->vid == vid && !memcmp(r->oid, oid, CACHE_OID_LEN)) {
-			known = r->nlookup > 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lock);
-	return known;
 }
 
 int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
@@ -212,6 +227,7 @@ static void maybe_free(struct rec *r, uint32_t slot)
 	r->next = free_head;
 	free_head = slot + 1;
 	live--;
+	count_view(r->vid, -1);
 }
 
 void msgnodes_put(uint64_t ino)
@@ -271,39 +287,38 @@ int msgnodes_view_inos(uint64_t vid, uint64_t **a, size_t *n, size_t *cap)
 
 long msgnodes_views_of(const unsigned char *oid, uint64_t skip, uint64_t **vids)
 {
-	size_t n = 0, cap = 0;
 	uint64_t *a = NULL;
-	uint32_t i;
-	long ret = 0;
+	size_t i, n = 0;
+	uint32_t h, slot;
 
 	pthread_mutex_lock(&lock);
-	for (i = 0; i < used; i++) {
-		struct rec *r = at(i);
+	if (nviews && !(a = malloc(nviews * sizeof(*a)))) {
+		pthread_mutex_unlock(&lock);
+		*vids = NULL;
+		return -1;
+	}
+	for (i = 0; i < nviews && nbuckets; i++) {
+		struct rec *r;
 
-		if (!r->nlookup || r->vid == skip || memcmp(r->oid, oid, CACHE_OID_LEN))
+		if (views[i].vid == skip)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? 2 * cap : 8;
-			uint64_t *t = realloc(a, c * sizeof(*t));
-
-			if (!t) {
-				ret = -1;
+		h = hash(views[i].vid, oid) & (nbuckets - 1);
+		for (slot = buckets[h]; slot; slot = r->next) {
+			r = at(slot - 1);
+			if (r->vid == views[i].vid && !memcmp(r->oid, oid, CACHE_OID_LEN)) {
+				if (r->nlookup)
+					a[n++] = r->vid;
 				break;
 			}
-			a = t;
-			cap = c;
 		}
-		a[n++] = r->vid;
 	}
 	pthread_mutex_unlock(&lock);
-	if (ret < 0) {
+	if (!n) {
 		free(a);
 		a = NULL;
-	} else {
-		ret = (long)n;
 	}
 	*vids = a;
-	return ret;
+	return (long)n;
 }
 
 size_t msgnodes_count(void)
@@ -323,8 +338,11 @@ void msgnodes_destroy(void)
 		free(slabs[--nslabs]);
 	free(slabs);
 	free(buckets);
+	free(views);
 	slabs = NULL;
 	buckets = NULL;
+	views = NULL;
+	nviews = 0;
 	nbuckets = used = free_head = 0;
 	live = 0;
 	pthread_mutex_unlock(&lock);

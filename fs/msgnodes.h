@@ -29,8 +29,6 @@ static inline int msgnodes_is(uint64_t ino)
 /* The inode of (vid, oid), made if need be, with one kernel lookup
  * counted and the entry's date and size kept; 0 if out of memory. */
 uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, uint64_t size);
-/* Whether the kernel holds a lookup of (vid, oid). */
-int msgnodes_known(uint64_t vid, const unsigned char *oid);
 /* Hold the record of ino and say what it stands for: 0, or ENOENT.
  * *size is UINT64_MAX when it was too large to keep. */
 int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
@@ -42,8 +40,8 @@ void msgnodes_forget(uint64_t ino, uint64_t count);
  * realloc'd); 0 or ENOMEM. */
 int msgnodes_view_inos(uint64_t vid, uint64_t **a, size_t *n, size_t *cap);
 /* The views other than `skip` in which the kernel holds a lookup of oid,
- * in *vids (malloc'd, NULL when none; a walk of every record): their
- * number, or -1 (ENOMEM). */
+ * in *vids (malloc'd, NULL when none; a probe for each view that has
+ * records): their number, or -1 (ENOMEM). */
 long msgnodes_views_of(const unsigned char *oid, uint64_t skip, uint64_t **vids);
 /* Records live (for the tests) */
 size_t msgnodes_count(void);

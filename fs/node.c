@@ -200,11 +200,6 @@ uint64_t node_lookup_msg(uint64_t vid, const struct cache_entry *e)
 	return msgnodes_lookup(vid, e->oid, e->date, e->size);
 }
 
-int node_msg_known(uint64_t vid, const unsigned char *oid)
-{
-	return msgnodes_known(vid, oid);
-}
-
 long node_msg_views(const unsigned char *oid, uint64_t skip, uint64_t **vids)
 {
 	return msgnodes_views_of(oid, skip, vids);

@@ -67,8 +67,10 @@ test_expect_success 'a message seen elsewhere arrives in cur/; one in new/ leave
 	is_at "$E" $O "cur/$N:2,RS" &&
 	g=$(ls "$E/new" | head -n 1) && [ -n "$g" ] && P=$(oid_of "$g") &&
 	where "$A" $P | grep -q "^cur/" && a=$(where "$A" $P) &&
+	stat "$E/new/$g" >/dev/null &&
 	mv "$A/$a" "$A/cur/$(base_of "$a"):2,S" &&
-	test_wait_for 5 "is_at \"$E\" $P cur/$g:2,S"
+	test_wait_for 5 "is_at \"$E\" $P cur/$g:2,S" &&
+	test_wait_for 5 "! [ -e \"$E/new/$g\" ]"     # the kernel had looked it up
 '
 test_expect_success 'a message that leaves and comes back has the flags it has now' '
 	echo "s:rtc AND NOT s:pcf8563" >"$A/.query" && cat "$A/.refresh" >/dev/null &&

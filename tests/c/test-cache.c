@@ -384,7 +384,19 @@ static void test_counts(void)
 	CHECK(cache_entry_unhide(c, a.id, o1, &n) == 0 && n == 1);
 	CHECK(counts_are(c, a.id, 0, 2, 0));
 	/* a limit drops the oldest visible one; it comes back as it was */
-	CHECK(cache_view_limit(c, a.id, 1, &dropped, NULL) == 0 && dropped == 1);
+	{
+		struct cache_gone g = { 0 };
+		struct cache_entry e;
+
+		/* and says which went, with the name it had */
+		CHECK(cache_view_limit(c, a.id, 1, &dropped, &g) == 0 && dropped == 1);
+		CHECK(g.n == 1 && !g.missed && cache_entry_get(c, a.id, g.e[0].oid, &e) == ENOENT);
+		CHECK(g.n == 1 && g.e[0].where == CACHE_CUR &&
+		      (memcmp(g.e[0].oid, o2, CACHE_OID_LEN) ||
+		       (g.e[0].flags == 1u << 1 && g.e[0].uid == 3)));
+		cache_gone_free(&g);
+		CHECK(!g.e && !g.n);
+	}
 	CHECK(counts_are(c, a.id, 0, 1, 0));
 	CHECK(cache_batch_new(c, a.id, a.epoch, 0, 1, 0, CACHE_DEDUPE_CONTENT, &bt) == 0);
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
@@ -398,7 +410,14 @@ static void test_counts(void)
 	CHECK(cache_batch_add(bt, msg1, sizeof(msg1) - 1) == 0);
 	CHECK(cache_batch_flush(bt) == 0);
 	cache_batch_free(bt);
-	CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped, NULL) == 0 && dropped == 1);
+	{
+		struct cache_gone g = { 0 };
+
+		/* what went visible is said; the hidden one stays, unsaid */
+		CHECK(cache_view_sweep(c, "a", a.id, 2, a.epoch, &dropped, &g) == 0 && dropped == 1);
+		CHECK(g.n == 1 && !memcmp(g.e[0].oid, o2, CACHE_OID_LEN));
+		cache_gone_free(&g);
+	}
 	CHECK(counts_are(c, a.id, 0, 0, 1) && counts_are(c, b.id, 1, 0, 0));
 	/* a cache from before counters: b loses its record, the check sees
 	 * it, the next open counts it again */
