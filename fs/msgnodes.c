@@ -16,7 +16,7 @@
 
 #define SLAB_BITS 12
 #define SLAB (1u << SLAB_BITS)
-#define MAX_SLOTS ((uint32_t)1 << 31)
+#define MAX_SLOTS ((uint32_t)1 << 30)
 
 struct rec {
 	uint64_t vid;
@@ -79,9 +79,13 @@ static uint32_t hash(uint64_t vid, const unsigned char *oid)
 	return h ^ (uint32_t)(vid * 2654435761u);
 }
 
+/* The low half is the slot xor the generation: a 32-bit kernel folds an
+ * inode number to its two halves xored (fuse_squash_ino), which gives
+ * slot ^ 1 << 30 here, one number a live record, none of them below 2^30
+ * where the other inodes are. */
 static uint64_t ino_of(uint32_t slot, const struct rec *r)
 {
-	return MSGNODE_BIT | (uint64_t)r->gen << 32 | slot;
+	return MSGNODE_BIT | (uint64_t)r->gen << 32 | (slot ^ r->gen);
 }
 
 /* the live record of ino, or NULL */
@@ -89,11 +93,13 @@ static struct rec *find_ino(uint64_t ino, uint32_t *slot)
 {
 	struct rec *r;
 
-	if (!msgnodes_is(ino) || (uint32_t)ino >= used)
+	uint32_t gen = (uint32_t)(ino >> 32) & 0x3fffffff;
+
+	if (!msgnodes_is(ino) || ((uint32_t)ino ^ gen) >= used)
 		return NULL;
-	*slot = (uint32_t)ino;
+	*slot = (uint32_t)ino ^ gen;
 	r = at(*slot);
-	if (r->gen != ((ino >> 32) & 0x3fffffff) || (!r->nlookup && !r->refs))
+	if (r->gen != gen || (!r->nlookup && !r->refs))
 		return NULL;
 	return r;
 }
@@ -159,8 +165,8 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, u
 	uint64_t ino = 0;
 
 	pthread_mutex_lock(&lock);
-	if (live >= nbuckets && grow_buckets())
-		goto out;
+	if (live >= nbuckets && grow_buckets() && !nbuckets)
+		goto out;       /* else longer chains until memory comes back */
 	h = hash(vid, oid) & (nbuckets - 1);
 	for (slot = buckets[h]; slot; slot = r->next) {
 		r = at(slot - 1);
