@@ -69,10 +69,13 @@ static void gone_add(struct cache_gone *g, const MDB_val *k, const struct entry_
 
 	if (!g)
 		return;
+	if (g->n >= CACHE_GONE_MAX) {
+		g->missed++;
+		return;
+	}
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? 2 * g->cap : 64;
-		struct cache_entry *e = g->cap < CACHE_GONE_MAX ?
-					realloc(g->e, cap * sizeof(*e)) : NULL;
+		struct cache_entry *e = realloc(g->e, cap * sizeof(*e));
 
 		if (!e) {
 			g->missed++;
