@@ -86,6 +86,8 @@ static void gone_add(struct cache_gone *g, const MDB_val *k, const struct entry_
 	}
 	if (!cache_entry_decode(k, &d, &g->e[g->n]))
 		g->n++;
+	else
+		g->missed++;
 }
 
 /* entries: all of them, or those of another generation that are not hidden;

@@ -114,7 +114,9 @@ void fs_notify_stop(void)
  * each is told gone (fs-notify.h), whether or not the kernel looked it up
  * (a lookup that read the entry before the sweep may still be answering:
  * the kernel's directory lock puts the notice after it).  When not all of
- * them can be told, cur/ or new/ itself is, which drops all its names.
+ * them can be told, cur/ or new/ itself is, which drops all its names
+ * but those in use (a file open, a shell in it): the kernel keeps those
+ * under the old directory entry, which the next lookup of cur/ finds again.
  */
 void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 {
@@ -130,6 +132,9 @@ void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 		fuse_lowlevel_notify_inval_inode(se, dir[CACHE_CUR], 0, 0);
 	if ((dir[CACHE_NEW] = node_find_ino(N_NEW, vid)))
 		fuse_lowlevel_notify_inval_inode(se, dir[CACHE_NEW], 0, 0);
+	/* some were not kept: the directories go whole, names would be waste */
+	if (gone && gone->missed)
+		lost[CACHE_CUR] = lost[CACHE_NEW] = 1;
 	for (k = 0; gone && k < gone->n; k++) {
 		const struct cache_entry *e = &gone->e[k];
 		char name[128];
@@ -139,8 +144,6 @@ void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 		msgname_format(e, name, sizeof(name));
 		lost[e->where] = fs_notify_gone(dir[e->where], name, 0) != 0;
 	}
-	if (gone && gone->missed)       /* which were not kept: both */
-		lost[CACHE_CUR] = lost[CACHE_NEW] = 1;
 	if ((lost[CACHE_CUR] && dir[CACHE_CUR]) || (lost[CACHE_NEW] && dir[CACHE_NEW])) {
 		uint64_t view = node_find_ino(N_VIEW, vid);
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every tests/T*.sh, J files at a time (J=2 by default; make check J=N),
+# Runs every tests/T*.sh (or the files named: run-tests.sh T110-refresh ...),
+# J files at a time (J=2 by default; make check J=N),
 # and sums their counts into the closing line.  Each file has its own trash
 # directory, ports, mounts, caches and lei home, and builds the shared
 # fixtures under a lock (test-lib.sh: fixture_lock), so no file waits on
@@ -25,6 +26,13 @@ T150-edit T500-clients T110-refresh T140-user-state T310-crash T400-corpus"
 files=()
 for t in $SLOW; do [ -f "$t.sh" ] && files+=("$t.sh"); done
 for t in T*.sh; do [[ " "$SLOW" " == *[[:space:]]"${t%.sh}"[[:space:]]* ]] || files+=("$t"); done
+if [ $# -gt 0 ]; then
+	files=()
+	for t in "$@"; do
+		[ -f "${t%.sh}.sh" ] || { echo "no test file ${t%.sh}.sh" >&2; exit 2; }
+		files+=("${t%.sh}.sh")
+	done
+fi
 
 # one file: its output and its wall time go to trash/.runner/NAME.*
 run_one() {
