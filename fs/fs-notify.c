@@ -128,6 +128,10 @@ void fs_view_changed(void *arg, uint64_t vid, const struct cache_gone *gone)
 
 	if (!se)
 		return;
+	/* first, before the refresh is seen to end: a getattr now asks the
+	 * cache whether a message it kept is still in the view */
+	if (gone && (gone->n || gone->missed))
+		node_msg_swept(vid);
 	if ((dir[CACHE_CUR] = node_find_ino(N_CUR, vid)))
 		fuse_lowlevel_notify_inval_inode(se, dir[CACHE_CUR], 0, 0);
 	if ((dir[CACHE_NEW] = node_find_ino(N_NEW, vid)))

@@ -24,7 +24,8 @@ struct rec {
 	unsigned char oid[CACHE_OID_LEN];
 	uint32_t nlookup;               /* stays at UINT32_MAX once there (the
 					 * record is kept: never freed early) */
-	uint32_t refs;
+	uint16_t refs;                  /* handlers hold few at once */
+	uint16_t sweep;                 /* its view's sweeps at the last lookup */
 	uint32_t gen;                   /* bumped each time the slot is freed */
 	uint32_t next;                  /* hash chain, or the free chain: slot + 1 */
 	uint32_t size;                  /* likewise; UINT32_MAX: larger */
@@ -40,8 +41,19 @@ static size_t live;
 static struct vcount {
 	uint64_t vid;
 	size_t n;                       /* live records of the view */
+	uint16_t sweep;                 /* sweeps that dropped entries, mod 2^16 */
 } *views;
 static size_t nviews;
+
+static struct vcount *view_of(uint64_t vid)
+{
+	size_t i;
+
+	for (i = 0; i < nviews; i++)
+		if (views[i].vid == vid)
+			return &views[i];
+	return NULL;
+}
 
 /* count one more (d 1) or one fewer (d -1) record of vid; 0 or ENOMEM */
 static int count_view(uint64_t vid, int d)
@@ -57,6 +69,7 @@ static int count_view(uint64_t vid, int d)
 			return ENOMEM;
 		views = t;
 		views[nviews].vid = vid;
+		views[nviews].sweep = 0;
 		views[nviews++].n = 0;
 	}
 	if (d > 0)
@@ -174,6 +187,7 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, u
 			if (r->nlookup < UINT32_MAX)
 				r->nlookup++;
 			set_attr(r, date, size);
+			r->sweep = view_of(vid)->sweep;
 			ino = ino_of(slot - 1, r);
 			goto out;
 		}
@@ -190,6 +204,7 @@ uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, u
 	r->nlookup = 1;
 	r->refs = 0;
 	set_attr(r, date, size);
+	r->sweep = view_of(vid)->sweep;
 	r->next = buckets[h];
 	buckets[h] = (uint32_t)s + 1;
 	live++;
@@ -206,12 +221,18 @@ int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
 	uint32_t slot;
 
 	pthread_mutex_lock(&lock);
-	if ((r = find_ino(ino, &slot))) {
+	if ((r = find_ino(ino, &slot)) && r->refs == UINT16_MAX)
+		r = NULL;       /* not met: a hold is one request's */
+	if (r) {
+		struct vcount *vc = view_of(r->vid);
+
 		r->refs++;
 		*vid = r->vid;
 		memcpy(oid, r->oid, CACHE_OID_LEN);
 		*date = r->date;
-		*size = r->size < UINT32_MAX ? r->size : UINT64_MAX;
+		/* a sweep since its lookup may have dropped it: ask the cache */
+		*size = r->size < UINT32_MAX && vc && vc->sweep == r->sweep ?
+			r->size : UINT64_MAX;
 	}
 	pthread_mutex_unlock(&lock);
 	return r ? 0 : ENOENT;
@@ -325,6 +346,16 @@ long msgnodes_views_of(const unsigned char *oid, uint64_t skip, uint64_t **vids)
 	}
 	*vids = a;
 	return (long)n;
+}
+
+void msgnodes_swept(uint64_t vid)
+{
+	struct vcount *vc;
+
+	pthread_mutex_lock(&lock);
+	if ((vc = view_of(vid)))
+		vc->sweep++;
+	pthread_mutex_unlock(&lock);
 }
 
 size_t msgnodes_count(void)

@@ -4,7 +4,9 @@
  * file a grep -r or a client opened: one record of 56 bytes each, in slabs,
  * instead of a node with its hash entries (~280 bytes).  A record keeps
  * the entry's date and size, so that the kernel's getattr of a message
- * (after each first read: the kernel drops its atime) reads no cache.
+ * (after each first read: the kernel drops its atime) reads no cache,
+ * unless its view lost entries since (msgnodes_swept): then the cache
+ * says whether it is still there.
  *
  * An inode number is its record's slot with the slot's generation, so a
  * number comes back only after 2^30 reuses of one slot.  A record lives
@@ -30,10 +32,14 @@ static inline int msgnodes_is(uint64_t ino)
  * counted and the entry's date and size kept; 0 if out of memory. */
 uint64_t msgnodes_lookup(uint64_t vid, const unsigned char *oid, int64_t date, uint64_t size);
 /* Hold the record of ino and say what it stands for: 0, or ENOENT.
- * *size is UINT64_MAX when it was too large to keep. */
+ * *size is UINT64_MAX when it was too large to keep, or its view lost
+ * entries since its lookup. */
 int msgnodes_get(uint64_t ino, uint64_t *vid, unsigned char oid[CACHE_OID_LEN],
 		 int64_t *date, uint64_t *size);
 void msgnodes_put(uint64_t ino);
+/* View vid lost entries (a sweep, a limit): getattrs of its records made
+ * before ask the cache again. */
+void msgnodes_swept(uint64_t vid);
 /* The kernel forgot `count` lookups of ino. */
 void msgnodes_forget(uint64_t ino, uint64_t count);
 /* Append the inodes of view vid's messages to *a (n used of cap,

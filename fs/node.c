@@ -200,6 +200,11 @@ uint64_t node_lookup_msg(uint64_t vid, const struct cache_entry *e)
 	return msgnodes_lookup(vid, e->oid, e->date, e->size);
 }
 
+void node_msg_swept(uint64_t vid)
+{
+	msgnodes_swept(vid);
+}
+
 long node_msg_views(const unsigned char *oid, uint64_t skip, uint64_t **vids)
 {
 	return msgnodes_views_of(oid, skip, vids);

@@ -81,6 +81,8 @@ struct node *node_lookup(int kind, uint64_t vid, const char *view);
  * out of memory.  node_get gives its node: kind, ino, vid, oid, date and
  * size, no view name. */
 uint64_t node_lookup_msg(uint64_t vid, const struct cache_entry *e);
+/* View vid lost entries: see msgnodes_swept. */
+void node_msg_swept(uint64_t vid);
 /* The views but `skip` whose message oid the kernel holds: see
  * msgnodes_views_of. */
 long node_msg_views(const unsigned char *oid, uint64_t skip, uint64_t **vids);

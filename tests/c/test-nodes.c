@@ -130,6 +130,23 @@ static void test_many(void)
 	}
 	CHECK(bad == 0);
 	CHECK(msgnodes_count() == N);
+	/* a sweep of the view: the records made before ask the cache */
+	{
+		uint64_t x;
+
+		oid_of(5, oid);
+		x = msgnodes_lookup(3, oid, 9, 50);
+		CHECK(msgnodes_get(x, &vid, got, &date, &size) == 0 && size == 50);
+		msgnodes_put(x);
+		msgnodes_swept(3);
+		msgnodes_swept(77);     /* a view with no records: nothing */
+		CHECK(msgnodes_get(x, &vid, got, &date, &size) == 0 && size == UINT64_MAX);
+		msgnodes_put(x);
+		CHECK(msgnodes_lookup(3, oid, 9, 50) == x);
+		CHECK(msgnodes_get(x, &vid, got, &date, &size) == 0 &&
+		      size == 50);      /* looked up again since: as it is now */
+		msgnodes_put(x);
+	}
 	msgnodes_destroy();
 	CHECK(msgnodes_count() == 0);
 	oid_of(1, oid);
