@@ -30,12 +30,8 @@
 #define FIXED_TIMEOUT 60.0      /* names that never change meaning */
 #define LIST_TIMEOUT 1.0        /* directories whose contents move */
 #define MSG_ATTR_TIMEOUT 3600.0 /* message bytes never change */
-#define MSG_ENTRY_TIMEOUT 3600.0 /* a name leaves only by the kernel's own
-				  * rename or unlink, or by a sweep or limit,
-				  * which tells it (fs_view_changed); at 60 s a
-				  * grep -r of 200,000 files a minute after
-				  * the last took 9.6 s, 18x tmpfs */
-
+#define MSG_ENTRY_TIMEOUT 3600.0 /* names that leave otherwise than by the
+				  * kernel's own rename are told (fs-notify.h) */
 
 static time_t mount_time;
 
@@ -82,14 +78,20 @@ static void file_attr(struct stat *st, mode_t mode, off_t size, time_t mtime)
 	st->st_mtime = st->st_ctime = st->st_atime = mtime;
 }
 
-/* a message file's attributes, from its entry */
-static void msg_attr(struct stat *st, uint64_t ino, const struct cache_entry *e)
+/* what every inode's attributes share */
+static void base_attr(struct stat *st, uint64_t ino)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_uid = getuid();
 	st->st_gid = getgid();
 	st->st_blksize = 4096;
+}
+
+/* a message file's attributes, from its entry */
+static void msg_attr(struct stat *st, uint64_t ino, const struct cache_entry *e)
+{
+	base_attr(st, ino);
 	file_attr(st, 0444, (off_t)e->size, (time_t)e->date);
 }
 
@@ -100,11 +102,7 @@ static int node_attr(views_t *v, struct node *n, int pid, struct stat *st,
 	struct cache_entry e;
 	int err = 0;
 
-	memset(st, 0, sizeof(*st));
-	st->st_ino = n->ino;
-	st->st_uid = getuid();
-	st->st_gid = getgid();
-	st->st_blksize = 4096;
+	base_attr(st, n->ino);
 	*timeout = FIXED_TIMEOUT;
 	switch (n->kind) {
 	case N_ROOT:
